@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmmad: decode and print IB CM MADs, field by field, as IBTA names them.
+ *
+ *   cmmad decode [--strict] [FILE]   MADs from FILE (or stdin): raw 256-byte
+ *                                    records, or hex text ('#' comments)
+ *   cmmad example TYPE               build a sample TYPE (req, rep, ...),
+ *                                    print its bytes and its decode
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm_mad.h"
+#include "cmd_config.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cmmad decode [--strict] [FILE]\n"
+		   "       cmmad example TYPE   (TYPE: req mra rej rep rtu "
+		   "dreq drep lap apr sidr_req sidr_rep)\n"
+		   "       cmmad --version\n");
+}
+
+static void print_hex(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 16) {
+		printf("%04zx ", i);
+		for (size_t j = i; j < i + 16 && j < n; j++)
+			printf(" %02x", p[j]);
+		printf("\n");
+	}
+}
+
+static int show(const uint8_t *mad, size_t len, unsigned int flags)
+{
+	struct cm_msg m;
+	struct cm_fault f;
+	char text[8192];
+
+	if (cm_mad_decode(mad, len, flags, &m, &f)) {
+		printf("malformed: %s%s%s (value 0x%llx)\n",
+		       cm_fault_str(f.code), f.field ? ", field " : "",
+		       f.field ? f.field : "", (unsigned long long)f.value);
+		return 1;
+	}
+	cm_msg_dump(&m, text, sizeof(text));
+	fputs(text, stdout);
+	if (f.code == CM_FAULT_RESERVED)
+		printf("note: reserved field %s is 0x%llx (ignored)\n", f.field,
+		       (unsigned long long)f.value);
+	return 0;
+}
+
+/* Hex text when the input holds only hex digits, blanks and comments. */
+static size_t parse_hex(const char *in, size_t n, uint8_t *out, size_t max)
+{
+	size_t len = 0;
+	int hi = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)in[i], v;
+
+		if (c == '#') {
+			while (i < n && in[i] != '\n')
+				i++;
+			continue;
+		}
+		if (isspace(c) || c == ',')
+			continue;
+		if (c == '0' && i + 1 < n &&
+		    (in[i + 1] == 'x' || in[i + 1] == 'X')) {
+			i++;
+			continue;
+		}
+		if (!isxdigit(c))
+			return (size_t)-1;
+		v = isdigit(c) ? c - '0' : tolower(c) - 'a' + 10;
+		if (hi < 0) {
+			hi = v;
+		} else {
+			if (len == max)
+				return (size_t)-1;
+			out[len++] = (uint8_t)(hi << 4 | v);
+			hi = -1;
+		}
+	}
+	return len;
+}
+
+static int decode(int argc, char **argv)
+{
+	unsigned int flags = 0;
+	const char *path = NULL;
+	FILE *f = stdin;
+	static char in[1 << 20];
+	static uint8_t bytes[1 << 20];
+	size_t n, len;
+	int bad = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--strict"))
+			flags |= CM_DECODE_STRICT;
+		else
+			path = argv[i];
+	}
+	if (path && !(f = fopen(path, "rb"))) {
+		fprintf(stderr, "cmmad: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	n = fread(in, 1, sizeof(in), f);
+	if (f != stdin)
+		fclose(f);
+	len = parse_hex(in, n, bytes, sizeof(bytes));
+	if (len == (size_t)-1) { /* not hex text: raw records */
+		memcpy(bytes, in, n);
+		len = n;
+	}
+	if (len == 0 || len % CM_MAD_SIZE) {
+		fprintf(stderr,
+			"cmmad: %zu bytes is not a whole number of "
+			"256-byte MADs\n",
+			len);
+		return show(bytes, len, flags) ? 1 : 0;
+	}
+	for (size_t off = 0; off < len; off += CM_MAD_SIZE) {
+		if (off)
+			printf("\n");
+		bad |= show(bytes + off, CM_MAD_SIZE, flags);
+	}
+	return bad;
+}
+
+static int example(const char *name)
+{
+	struct cm_msg m;
+	uint8_t mad[CM_MAD_SIZE];
+	int type = -1;
+	static const char pd[] = "hello from cmmad";
+
+	for (unsigned int i = 0; i < CM_MSG__COUNT; i++)
+		if (!strcasecmp(name, cm_msg_type_name(i)))
+			type = (int)i;
+	if (type < 0) {
+		usage(stderr);
+		return 2;
+	}
+	cm_msg_init(&m, (enum cm_msg_type)type, 0x00000001deadbeefULL);
+	switch ((enum cm_msg_type)type) {
+	case CM_MSG_REQ:
+		m.req.local_comm_id = 0x1a2b3c4d;
+		m.req.service_id = 0x0000000001061c06ULL; /* rdma_cm TCP 7174 */
+		m.req.local_ca_guid = 0x0002c90300a1b2c3ULL;
+		m.req.local_qpn = 0x000123;
+		m.req.responder_resources = 4;
+		m.req.initiator_depth = 4;
+		m.req.remote_cm_resp_timeout = 20;
+		m.req.starting_psn = 0xabcdef;
+		m.req.local_cm_resp_timeout = 20;
+		m.req.retry_count = 7;
+		m.req.pkey = 0xffff;
+		m.req.path_mtu = CM_MTU_1024;
+		m.req.rnr_retry_count = 7;
+		m.req.max_cm_retries = 15;
+		m.req.primary_local_lid = 0xffff;
+		m.req.primary_remote_lid = 0xffff;
+		m.req.primary_local_gid[10] = 0xff;
+		m.req.primary_local_gid[11] = 0xff;
+		m.req.primary_local_gid[12] = 127;
+		m.req.primary_local_gid[15] = 1;
+		memcpy(m.req.primary_remote_gid, m.req.primary_local_gid, 16);
+		m.req.primary_hop_limit = 64;
+		m.req.primary_packet_rate = 3;
+		m.req.primary_local_ack_timeout = 14;
+		memcpy(m.req.private_data, pd, sizeof(pd));
+		break;
+	case CM_MSG_REJ:
+		m.rej.local_comm_id = 0x11111111;
+		m.rej.remote_comm_id = 0x1a2b3c4d;
+		m.rej.reason = CM_REJ_CONSUMER_DEFINED;
+		memcpy(m.rej.private_data, pd, sizeof(pd));
+		break;
+	default:
+		/* Every other message begins with the two comm ids or the
+		 * SIDR request id: enough to show the layout. */
+		m.rtu.local_comm_id = 0x11111111;
+		m.rtu.remote_comm_id = 0x1a2b3c4d;
+		break;
+	}
+	if (cm_mad_encode(&m, mad))
+		return 1;
+	printf("%s as 256 wire bytes (24-byte MAD header, then the message):\n",
+	       cm_msg_type_name((enum cm_msg_type)type));
+	print_hex(mad, sizeof(mad));
+	printf("\ndecoded:\n");
+	return show(mad, sizeof(mad), CM_DECODE_STRICT);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
+		printf("cmmad %s\n", CMD_VERSION);
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "decode"))
+		return decode(argc - 2, argv + 2);
+	if (argc == 3 && !strcmp(argv[1], "example"))
+		return example(argv[2]);
+	usage(argc >= 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
+	return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+}

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Install every package the build and the tests need, from Debian 12's
+# repositories. Idempotent: when everything is present it changes nothing
+# and does not touch the network. Run as root (or with sudo).
+#
+# The rxe VM's own packages (qemu, busybox, the guest kernel) are installed by
+# tests/vm/setup.sh, which the test and demo scripts call when they need it.
+set -euo pipefail
+
+PKGS=(
+	meson ninja-build pkg-config gcc libc6-dev
+	libibverbs-dev libibumad-dev libev-dev libcmocka-dev
+	clang-format valgrind python3
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}" >&2
+	echo "install-deps: run as root to install them" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
