@@ -1,0 +1,1161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Encode, decode and validate client<->daemon messages (see cmp.h).
+ *
+ * The structs in cmp.h are the wire layout, so encoding is a copy of the
+ * right number of bytes and decoding a copy back; the work here is deciding
+ * what that number is and refusing anything that is not exactly one valid
+ * message. Every check has its own reason text, because the text is all the
+ * daemon's debug log will have to tell a broken client from a malicious one.
+ */
+#include "cmp.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* Checks report through 'why', a const char ** in scope. */
+#define CMP_FAIL(err, text)                                                    \
+	do {                                                                   \
+		*why = (text);                                                 \
+		return -(err);                                                 \
+	} while (0)
+#define CMP_BAD(text) CMP_FAIL(EBADMSG, text)
+
+#define CMP_RANGE(v, lo, hi, what)                                             \
+	do {                                                                   \
+		if ((v) < (lo) || (v) > (hi))                                  \
+			CMP_BAD(what " out of range");                         \
+	} while (0)
+#define CMP_MAX(v, hi, what)                                                   \
+	do {                                                                   \
+		if ((v) > (hi))                                                \
+			CMP_BAD(what " out of range");                         \
+	} while (0)
+#define CMP_BOOL(v, what)                                                      \
+	do {                                                                   \
+		if ((v) > 1)                                                   \
+			CMP_BAD(what " not 0 or 1");                           \
+	} while (0)
+#define CMP_RSVD(m, what)                                                      \
+	do {                                                                   \
+		if (!cmp_zero(&(m), sizeof(m)))                                \
+			CMP_BAD(what " reserved bytes not zero");              \
+	} while (0)
+#define CMP_STR(s, what)                                                       \
+	do {                                                                   \
+		int st_ = cmp_str_state((s), sizeof(s));                       \
+		if (st_ < 0)                                                   \
+			CMP_BAD(what " not NUL-terminated");                   \
+		if (st_ > 0)                                                   \
+			CMP_BAD(what " not zero after its NUL");               \
+	} while (0)
+/* A length and its array: within the array, and zero beyond the length. */
+#define CMP_DATA(len, data, what)                                              \
+	do {                                                                   \
+		if ((len) > sizeof(data))                                      \
+			CMP_BAD(what " length beyond its maximum");            \
+		if (!cmp_zero((data) + (len), sizeof(data) - (len)))           \
+			CMP_BAD(what " not zero beyond its length");           \
+	} while (0)
+
+static bool cmp_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/*
+ * A fixed-size string must end within its array, and the bytes after its
+ * NUL must be zero, so that one string has one encoding. Returns 0 when it
+ * is well formed, -1 with no NUL, 1 with bytes after the NUL.
+ */
+static int cmp_str_state(const char *s, size_t n)
+{
+	const char *nul = memchr(s, '\0', n);
+
+	if (!nul)
+		return -1;
+	return cmp_zero(nul + 1, n - (size_t)(nul - s) - 1) ? 0 : 1;
+}
+
+static bool cmp_status_ok(int32_t status)
+{
+	return status <= 0 && status >= -CMP_ERRNO_MAX;
+}
+
+/*
+ * The body size of a type, or for the types whose size varies (LIST_REPLY,
+ * COUNTERS_REPLY, EVENT) the size of their fixed part. -1 for a value that
+ * names no type, which is how the decoder tells known types from unknown.
+ */
+static int cmp_fixed_size(unsigned int type)
+{
+	switch ((enum cmp_type)type) {
+	case CMP_TYPE_HELLO:
+		return sizeof(struct cmp_hello);
+	case CMP_TYPE_HELLO_REPLY:
+		return sizeof(struct cmp_hello_reply);
+	case CMP_TYPE_CREATE_ID:
+		return sizeof(struct cmp_create_id);
+	case CMP_TYPE_CREATE_ID_REPLY:
+		return sizeof(struct cmp_create_id_reply);
+	case CMP_TYPE_DESTROY_ID:
+	case CMP_TYPE_NOTIFY_ESTABLISHED:
+	case CMP_TYPE_QUERY_ID:
+		return sizeof(struct cmp_id_ref);
+	case CMP_TYPE_SET_CONTEXT:
+		return sizeof(struct cmp_set_context);
+	case CMP_TYPE_LISTEN:
+		return sizeof(struct cmp_listen);
+	case CMP_TYPE_CONNECT:
+		return sizeof(struct cmp_connect);
+	case CMP_TYPE_ACCEPT:
+		return sizeof(struct cmp_accept);
+	case CMP_TYPE_REJECT:
+		return sizeof(struct cmp_reject);
+	case CMP_TYPE_RTU:
+		return sizeof(struct cmp_rtu);
+	case CMP_TYPE_MRA:
+		return sizeof(struct cmp_mra);
+	case CMP_TYPE_DISCONNECT:
+		return sizeof(struct cmp_disconnect);
+	case CMP_TYPE_LAP:
+		return sizeof(struct cmp_lap);
+	case CMP_TYPE_APR:
+		return sizeof(struct cmp_apr);
+	case CMP_TYPE_SIDR_REQ:
+		return sizeof(struct cmp_sidr_req);
+	case CMP_TYPE_SIDR_REP:
+		return sizeof(struct cmp_sidr_rep);
+	case CMP_TYPE_ACK_EVENT:
+		return sizeof(struct cmp_ack_event);
+	case CMP_TYPE_QUERY_ID_REPLY:
+		return sizeof(struct cmp_query_id_reply);
+	case CMP_TYPE_LIST:
+		return sizeof(struct cmp_list);
+	case CMP_TYPE_LIST_REPLY:
+		return offsetof(struct cmp_list_reply, entries);
+	case CMP_TYPE_COUNTERS:
+		return sizeof(struct cmp_counters);
+	case CMP_TYPE_COUNTERS_REPLY:
+		return offsetof(struct cmp_counters_reply, entries);
+	case CMP_TYPE_EVENT:
+		return offsetof(struct cmp_event, req_received);
+	case CMP_TYPE_DESTROY_ID_REPLY:
+	case CMP_TYPE_SET_CONTEXT_REPLY:
+	case CMP_TYPE_LISTEN_REPLY:
+	case CMP_TYPE_CONNECT_REPLY:
+	case CMP_TYPE_ACCEPT_REPLY:
+	case CMP_TYPE_REJECT_REPLY:
+	case CMP_TYPE_RTU_REPLY:
+	case CMP_TYPE_NOTIFY_ESTABLISHED_REPLY:
+	case CMP_TYPE_MRA_REPLY:
+	case CMP_TYPE_DISCONNECT_REPLY:
+	case CMP_TYPE_LAP_REPLY:
+	case CMP_TYPE_APR_REPLY:
+	case CMP_TYPE_SIDR_REQ_REPLY:
+	case CMP_TYPE_SIDR_REP_REPLY:
+	case CMP_TYPE_ACK_EVENT_REPLY:
+		return sizeof(struct cmp_reply);
+	}
+	return -1;
+}
+
+ssize_t cmp_event_body_size(enum cmp_event_type type)
+{
+	switch (type) {
+	case CMP_EVENT_REQ_RECEIVED:
+		return sizeof(struct cmp_ev_req);
+	case CMP_EVENT_REP_RECEIVED:
+		return sizeof(struct cmp_ev_rep);
+	case CMP_EVENT_ESTABLISHED:
+		return sizeof(struct cmp_ev_established);
+	case CMP_EVENT_REJ_RECEIVED:
+		return sizeof(struct cmp_ev_rej);
+	case CMP_EVENT_CONNECT_ERROR:
+		return sizeof(struct cmp_ev_connect_error);
+	case CMP_EVENT_MRA_RECEIVED:
+		return sizeof(struct cmp_ev_mra);
+	case CMP_EVENT_DREQ_RECEIVED:
+		return sizeof(struct cmp_ev_dreq);
+	case CMP_EVENT_DREP_RECEIVED:
+		return sizeof(struct cmp_ev_drep);
+	case CMP_EVENT_DISCONNECT_TIMEOUT:
+	case CMP_EVENT_TIMEWAIT_EXIT:
+		return 0;
+	case CMP_EVENT_LAP_RECEIVED:
+		return sizeof(struct cmp_ev_lap);
+	case CMP_EVENT_APR_RECEIVED:
+		return sizeof(struct cmp_ev_apr);
+	case CMP_EVENT_SIDR_REQ_RECEIVED:
+		return sizeof(struct cmp_ev_sidr_req);
+	case CMP_EVENT_SIDR_REP_RECEIVED:
+		return sizeof(struct cmp_ev_sidr_rep);
+	case CMP_EVENT_PORT_ERROR:
+	case CMP_EVENT_DEVICE_REMOVAL:
+		return sizeof(struct cmp_ev_port);
+	}
+	return -1;
+}
+
+/*
+ * The body length *msg needs: its type's size, plus its entries or its
+ * event body. Reads only the count or event type, which it checks first.
+ */
+static int cmp_body_len(const struct cmp_msg *msg, size_t *len,
+			const char **why)
+{
+	int fixed = cmp_fixed_size(msg->hdr.type);
+	ssize_t ev;
+
+	if (fixed < 0)
+		CMP_BAD("message type unknown");
+	*len = (size_t)fixed;
+	if (msg->hdr.type == CMP_TYPE_LIST_REPLY) {
+		if (msg->list_reply.count > CMP_LIST_BATCH_MAX)
+			CMP_BAD("LIST_REPLY count over the batch maximum");
+		*len += msg->list_reply.count * sizeof(struct cmp_list_entry);
+	} else if (msg->hdr.type == CMP_TYPE_COUNTERS_REPLY) {
+		if (msg->counters_reply.count > CMP_COUNTERS_BATCH_MAX)
+			CMP_BAD("COUNTERS_REPLY count over the batch maximum");
+		*len += msg->counters_reply.count * sizeof(struct cmp_counter);
+	} else if (msg->hdr.type == CMP_TYPE_EVENT) {
+		ev = cmp_event_body_size(msg->event.type);
+		if (ev < 0)
+			CMP_BAD("EVENT type unknown");
+		*len += (size_t)ev;
+	}
+	return 0;
+}
+
+/*
+ * Version and type first, because the rest of a message means nothing in
+ * a version we do not speak. HELLO is held to CMP_VERSION_HELLO so that
+ * negotiation itself never depends on the version.
+ */
+static int cmp_check_hdr(const struct cmp_hdr *hdr, const char **why)
+{
+	if (hdr->type == CMP_TYPE_HELLO || hdr->type == CMP_TYPE_HELLO_REPLY) {
+		if (hdr->version != CMP_VERSION_HELLO)
+			CMP_FAIL(EPROTO,
+				 "HELLO not sent with CMP_VERSION_HELLO");
+	} else if (hdr->version < CMP_VERSION_MIN ||
+		   hdr->version > CMP_VERSION_MAX) {
+		CMP_FAIL(EPROTO, "protocol version not supported");
+	}
+	if (cmp_fixed_size(hdr->type) < 0)
+		CMP_BAD("message type unknown");
+	if (hdr->rsvd0)
+		CMP_BAD("header reserved bytes not zero");
+	return 0;
+}
+
+static int cmp_check_path(const struct cmp_path *p, const char **why)
+{
+	CMP_MAX(p->flow_label, CMP_FLOW_LABEL_MAX, "path flow label");
+	CMP_MAX(p->mtu, CM_MTU_4096, "path MTU");
+	CMP_MAX(p->sl, CMP_SL_MAX, "path SL");
+	CMP_MAX(p->packet_rate, CMP_RATE_MAX, "path packet rate");
+	CMP_MAX(p->local_ack_timeout, CMP_TIMEOUT_MAX,
+		"path local ACK timeout");
+	CMP_BOOL(p->grh, "path GRH flag");
+	CMP_MAX(p->packet_life_time, CMP_PACKET_LIFE_TIME_MAX,
+		"path packet life time");
+	CMP_RSVD(p->rsvd0, "path");
+	CMP_STR(p->dev_name, "path device name");
+	return 0;
+}
+
+static int cmp_check_sel(const struct cmp_port_sel *s, const char **why)
+{
+	bool has_gid = !cmp_zero(s->gid, sizeof(s->gid));
+
+	CMP_RSVD(s->rsvd0, "port selector");
+	CMP_STR(s->dev_name, "port selector device name");
+	switch ((enum cmp_sel)s->kind) {
+	case CMP_SEL_ANY:
+		if (s->port_num || s->dev_name[0] || has_gid)
+			CMP_BAD("port selector ANY names a port");
+		return 0;
+	case CMP_SEL_PORT:
+		if (!s->dev_name[0])
+			CMP_BAD("port selector PORT without a device name");
+		if (has_gid)
+			CMP_BAD("port selector PORT with a GID");
+		return 0;
+	case CMP_SEL_GID:
+		if (!has_gid)
+			CMP_BAD("port selector GID is zero");
+		if (s->port_num || s->dev_name[0])
+			CMP_BAD("port selector GID with a device or port");
+		return 0;
+	}
+	CMP_BAD("port selector kind unknown");
+}
+
+static int cmp_check_addr(const struct cmp_addr *a, const char **why)
+{
+	if (a->rsvd0 || a->rsvd1)
+		CMP_BAD("destination reserved bytes not zero");
+	switch ((enum cmp_af)a->family) {
+	case CMP_AF_NONE:
+		CMP_BAD("destination missing");
+	case CMP_AF_GID:
+	case CMP_AF_IPV6:
+		if (a->lid)
+			CMP_BAD("destination LID set for a GID or IP address");
+		if (cmp_zero(a->addr, sizeof(a->addr)))
+			CMP_BAD("destination address is zero");
+		return 0;
+	case CMP_AF_IPV4:
+		if (a->lid)
+			CMP_BAD("destination LID set for a GID or IP address");
+		if (!cmp_zero(a->addr + 4, sizeof(a->addr) - 4))
+			CMP_BAD("destination IPv4 address longer than 4 bytes");
+		if (cmp_zero(a->addr, 4))
+			CMP_BAD("destination address is zero");
+		return 0;
+	case CMP_AF_LID:
+		if (!cmp_zero(a->addr, sizeof(a->addr)))
+			CMP_BAD("destination LID with an address");
+		CMP_RANGE(a->lid, 1, CMP_LID_UNICAST_MAX, "destination LID");
+		return 0;
+	}
+	CMP_BAD("destination family unknown");
+}
+
+static int cmp_check_path_set(const struct cmp_path_set *p, const char **why)
+{
+	uint32_t f = p->flags;
+
+	if (f & ~CMP_PATH_FLAG_ALL)
+		CMP_BAD("path override flags unknown");
+	if ((!(f & CMP_PATH_FLAG_MTU) && p->mtu) ||
+	    (!(f & CMP_PATH_FLAG_PKEY) && p->pkey) ||
+	    (!(f & CMP_PATH_FLAG_SL) && p->sl) ||
+	    (!(f & CMP_PATH_FLAG_TRAFFIC_CLASS) && p->traffic_class) ||
+	    (!(f & CMP_PATH_FLAG_HOP_LIMIT) && p->hop_limit) ||
+	    (!(f & CMP_PATH_FLAG_FLOW_LABEL) && p->flow_label) ||
+	    (!(f & CMP_PATH_FLAG_PACKET_RATE) && p->packet_rate) ||
+	    (!(f & CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT) && p->local_ack_timeout))
+		CMP_BAD("path override value set without its flag");
+	if (f & CMP_PATH_FLAG_MTU)
+		CMP_RANGE(p->mtu, CM_MTU_256, CM_MTU_4096, "path override MTU");
+	/* IBTA ch. 10 (partitioning): a P_Key with no key bits is invalid. */
+	if ((f & CMP_PATH_FLAG_PKEY) && !(p->pkey & 0x7fff))
+		CMP_BAD("path override P_Key invalid");
+	CMP_MAX(p->sl, CMP_SL_MAX, "path override SL");
+	CMP_MAX(p->flow_label, CMP_FLOW_LABEL_MAX, "path override flow label");
+	CMP_MAX(p->packet_rate, CMP_RATE_MAX, "path override packet rate");
+	CMP_MAX(p->local_ack_timeout, CMP_TIMEOUT_MAX,
+		"path override local ACK timeout");
+	return 0;
+}
+
+static int cmp_check_hello(const struct cmp_hello *m, const char **why)
+{
+	if (m->min_version == 0)
+		CMP_BAD("HELLO minimum version is zero");
+	if (m->min_version > m->max_version)
+		CMP_BAD("HELLO version range inverted");
+	CMP_RSVD(m->rsvd0, "HELLO");
+	CMP_STR(m->name, "HELLO client name");
+	return 0;
+}
+
+static int cmp_check_hello_reply(const struct cmp_hello_reply *m,
+				 const char **why)
+{
+	if (m->min_version == 0)
+		CMP_BAD("HELLO_REPLY minimum version is zero");
+	if (m->min_version > m->max_version)
+		CMP_BAD("HELLO_REPLY version range inverted");
+	if (m->status == 0 &&
+	    (m->version < m->min_version || m->version > m->max_version))
+		CMP_BAD("HELLO_REPLY version outside the daemon's range");
+	if (m->status != 0 && m->version != 0)
+		CMP_BAD("HELLO_REPLY version set on failure");
+	if (m->max_msg > CMP_MSG_MAX)
+		CMP_BAD("HELLO_REPLY max message size beyond CMP_MSG_MAX");
+	CMP_RSVD(m->rsvd0, "HELLO_REPLY");
+	CMP_STR(m->daemon_version, "HELLO_REPLY daemon version");
+	return 0;
+}
+
+static int cmp_check_connect(const struct cmp_connect *m, const char **why)
+{
+	int ret;
+
+	CMP_RANGE(m->local_qpn, 2, CMP_QPN_MAX, "CONNECT local QPN");
+	CMP_MAX(m->start_psn, CMP_PSN_MAX, "CONNECT starting PSN");
+	CMP_BOOL(m->flow_control, "CONNECT flow control");
+	CMP_MAX(m->retry_count, CMP_RETRY_MAX, "CONNECT retry count");
+	CMP_MAX(m->rnr_retry_count, CMP_RETRY_MAX, "CONNECT RNR retry count");
+	CMP_BOOL(m->srq, "CONNECT SRQ");
+	CMP_MAX(m->max_cm_retries, CMP_CM_RETRIES_MAX,
+		"CONNECT max CM retries");
+	CMP_MAX(m->local_cm_response_timeout, CMP_TIMEOUT_MAX,
+		"CONNECT local CM response timeout");
+	CMP_MAX(m->remote_cm_response_timeout, CMP_TIMEOUT_MAX,
+		"CONNECT remote CM response timeout");
+	CMP_RSVD(m->rsvd0, "CONNECT");
+	CMP_RSVD(m->rsvd1, "CONNECT");
+	CMP_DATA(m->private_data_len, m->private_data, "CONNECT private data");
+	ret = cmp_check_addr(&m->dst, why);
+	if (!ret)
+		ret = cmp_check_sel(&m->src, why);
+	if (!ret)
+		ret = cmp_check_path_set(&m->path, why);
+	return ret;
+}
+
+static int cmp_check_accept(const struct cmp_accept *m, const char **why)
+{
+	CMP_RANGE(m->local_qpn, 2, CMP_QPN_MAX, "ACCEPT local QPN");
+	CMP_MAX(m->start_psn, CMP_PSN_MAX, "ACCEPT starting PSN");
+	CMP_MAX(m->target_ack_delay, CMP_TIMEOUT_MAX,
+		"ACCEPT target ACK delay");
+	CMP_MAX(m->failover, CMP_FAILOVER_MAX, "ACCEPT failover");
+	CMP_BOOL(m->flow_control, "ACCEPT flow control");
+	CMP_MAX(m->rnr_retry_count, CMP_RETRY_MAX, "ACCEPT RNR retry count");
+	CMP_BOOL(m->srq, "ACCEPT SRQ");
+	CMP_DATA(m->private_data_len, m->private_data, "ACCEPT private data");
+	return 0;
+}
+
+static int cmp_check_reject(const struct cmp_reject *m, const char **why)
+{
+	CMP_RANGE(m->reason, CM_REJ_NO_QP, CM_REJ_REASON_MAX, "REJECT reason");
+	CMP_DATA(m->ari_len, m->ari, "REJECT ARI");
+	CMP_DATA(m->private_data_len, m->private_data, "REJECT private data");
+	CMP_RSVD(m->rsvd0, "REJECT");
+	return 0;
+}
+
+static int cmp_check_lap(const struct cmp_lap *m, const char **why)
+{
+	CMP_RSVD(m->rsvd0, "LAP");
+	CMP_DATA(m->private_data_len, m->private_data, "LAP private data");
+	return cmp_check_path(&m->alt_path, why);
+}
+
+static int cmp_check_apr(const struct cmp_apr *m, const char **why)
+{
+	CMP_MAX(m->ap_status, CM_APR_STATUS_MAX, "APR status");
+	CMP_DATA(m->info_len, m->info, "APR additional info");
+	CMP_DATA(m->private_data_len, m->private_data, "APR private data");
+	if (m->rsvd0 || !cmp_zero(m->rsvd1, sizeof(m->rsvd1)))
+		CMP_BAD("APR reserved bytes not zero");
+	return 0;
+}
+
+static int cmp_check_sidr_req(const struct cmp_sidr_req *m, const char **why)
+{
+	int ret;
+
+	CMP_MAX(m->max_cm_retries, CMP_CM_RETRIES_MAX,
+		"SIDR_REQ max CM retries");
+	CMP_MAX(m->cm_response_timeout, CMP_TIMEOUT_MAX,
+		"SIDR_REQ CM response timeout");
+	if (m->pkey && !(m->pkey & 0x7fff))
+		CMP_BAD("SIDR_REQ P_Key invalid");
+	CMP_RSVD(m->rsvd0, "SIDR_REQ");
+	CMP_DATA(m->private_data_len, m->private_data, "SIDR_REQ private data");
+	ret = cmp_check_addr(&m->dst, why);
+	if (!ret)
+		ret = cmp_check_sel(&m->src, why);
+	return ret;
+}
+
+static int cmp_check_sidr_rep(const struct cmp_sidr_rep *m, const char **why)
+{
+	CMP_MAX(m->status, CM_SIDR_STATUS_MAX, "SIDR_REP status");
+	CMP_MAX(m->qpn, CMP_QPN_MAX, "SIDR_REP QPN");
+	CMP_RSVD(m->rsvd0, "SIDR_REP");
+	CMP_DATA(m->private_data_len, m->private_data, "SIDR_REP private data");
+	return 0;
+}
+
+static int cmp_check_counters(const struct cmp_counters *m, const char **why)
+{
+	CMP_RSVD(m->rsvd0, "COUNTERS");
+	CMP_STR(m->dev_name, "COUNTERS device name");
+	switch ((enum cmp_counter_scope)m->scope) {
+	case CMP_COUNTER_SCOPE_GLOBAL:
+	case CMP_COUNTER_SCOPE_CLIENT:
+		if (m->port_num || m->dev_name[0])
+			CMP_BAD("COUNTERS port given outside PORT scope");
+		return 0;
+	case CMP_COUNTER_SCOPE_PORT:
+		if (!m->dev_name[0] || !m->port_num)
+			CMP_BAD("COUNTERS PORT scope without device and port");
+		return 0;
+	}
+	CMP_BAD("COUNTERS scope unknown");
+}
+
+static int cmp_check_id_info(const struct cmp_id_info *m, const char **why)
+{
+	int ret;
+
+	if (m->id == CMP_ID_NONE)
+		CMP_BAD("QUERY_ID_REPLY id zero");
+	CMP_MAX(m->local_qpn, CMP_QPN_MAX, "QUERY_ID_REPLY local QPN");
+	CMP_MAX(m->remote_qpn, CMP_QPN_MAX, "QUERY_ID_REPLY remote QPN");
+	CMP_MAX(m->local_psn, CMP_PSN_MAX, "QUERY_ID_REPLY local PSN");
+	CMP_MAX(m->remote_psn, CMP_PSN_MAX, "QUERY_ID_REPLY remote PSN");
+	CMP_MAX(m->state, CMP_STATE_MAX, "QUERY_ID_REPLY state");
+	CMP_MAX(m->lap_state, CMP_LAP_STATE_MAX, "QUERY_ID_REPLY LAP state");
+	CMP_RANGE(m->qp_type, CMP_QP_TYPE_RC, CMP_QP_TYPE_MAX,
+		  "QUERY_ID_REPLY QP type");
+	CMP_MAX(m->target_ack_delay, CMP_TIMEOUT_MAX,
+		"QUERY_ID_REPLY target ACK delay");
+	CMP_MAX(m->failover, CMP_FAILOVER_MAX, "QUERY_ID_REPLY failover");
+	CMP_BOOL(m->flow_control, "QUERY_ID_REPLY flow control");
+	CMP_MAX(m->retry_count, CMP_RETRY_MAX, "QUERY_ID_REPLY retry count");
+	CMP_MAX(m->rnr_retry_count, CMP_RETRY_MAX,
+		"QUERY_ID_REPLY RNR retry count");
+	CMP_BOOL(m->srq, "QUERY_ID_REPLY SRQ");
+	CMP_MAX(m->max_cm_retries, CMP_CM_RETRIES_MAX,
+		"QUERY_ID_REPLY max CM retries");
+	CMP_MAX(m->local_cm_response_timeout, CMP_TIMEOUT_MAX,
+		"QUERY_ID_REPLY local CM response timeout");
+	CMP_MAX(m->remote_cm_response_timeout, CMP_TIMEOUT_MAX,
+		"QUERY_ID_REPLY remote CM response timeout");
+	CMP_BOOL(m->has_alt_path, "QUERY_ID_REPLY alternate path flag");
+	if (!m->has_alt_path && !cmp_zero(&m->alt_path, sizeof(m->alt_path)))
+		CMP_BAD("QUERY_ID_REPLY alternate path without its flag");
+	CMP_RSVD(m->rsvd0, "QUERY_ID_REPLY");
+	ret = cmp_check_path(&m->path, why);
+	if (!ret)
+		ret = cmp_check_path(&m->alt_path, why);
+	return ret;
+}
+
+static int cmp_check_list_reply(const struct cmp_list_reply *m,
+				const char **why)
+{
+	for (uint32_t i = 0; i < m->count; i++) {
+		const struct cmp_list_entry *e = &m->entries[i];
+
+		if (e->id == CMP_ID_NONE)
+			CMP_BAD("LIST_REPLY entry id zero");
+		CMP_MAX(e->state, CMP_STATE_MAX, "LIST_REPLY entry state");
+		CMP_MAX(e->lap_state, CMP_LAP_STATE_MAX,
+			"LIST_REPLY entry LAP state");
+		CMP_RANGE(e->qp_type, CMP_QP_TYPE_RC, CMP_QP_TYPE_MAX,
+			  "LIST_REPLY entry QP type");
+		CMP_RSVD(e->rsvd0, "LIST_REPLY entry");
+	}
+	return 0;
+}
+
+static int cmp_check_counters_reply(const struct cmp_counters_reply *m,
+				    const char **why)
+{
+	for (uint32_t i = 0; i < m->count; i++) {
+		CMP_STR(m->entries[i].name, "COUNTERS_REPLY counter name");
+		if (!m->entries[i].name[0])
+			CMP_BAD("COUNTERS_REPLY counter name empty");
+	}
+	return 0;
+}
+
+static int cmp_check_ev_req(const struct cmp_ev_req *m, const char **why)
+{
+	if (m->listen_id == CMP_ID_NONE)
+		CMP_BAD("REQ_RECEIVED listener id zero");
+	CMP_MAX(m->remote_qpn, CMP_QPN_MAX, "REQ_RECEIVED remote QPN");
+	CMP_MAX(m->start_psn, CMP_PSN_MAX, "REQ_RECEIVED starting PSN");
+	CMP_RANGE(m->qp_type, CMP_QP_TYPE_RC, CMP_QP_TYPE_UC,
+		  "REQ_RECEIVED QP type");
+	CMP_BOOL(m->flow_control, "REQ_RECEIVED flow control");
+	CMP_MAX(m->retry_count, CMP_RETRY_MAX, "REQ_RECEIVED retry count");
+	CMP_MAX(m->rnr_retry_count, CMP_RETRY_MAX,
+		"REQ_RECEIVED RNR retry count");
+	CMP_BOOL(m->srq, "REQ_RECEIVED SRQ");
+	CMP_RSVD(m->rsvd0, "REQ_RECEIVED");
+	CMP_DATA(m->private_data_len, m->private_data,
+		 "REQ_RECEIVED private data");
+	return cmp_check_path(&m->path, why);
+}
+
+static int cmp_check_ev_rep(const struct cmp_ev_rep *m, const char **why)
+{
+	CMP_MAX(m->remote_qpn, CMP_QPN_MAX, "REP_RECEIVED remote QPN");
+	CMP_MAX(m->start_psn, CMP_PSN_MAX, "REP_RECEIVED starting PSN");
+	CMP_MAX(m->target_ack_delay, CMP_TIMEOUT_MAX,
+		"REP_RECEIVED target ACK delay");
+	CMP_MAX(m->failover, CMP_FAILOVER_MAX, "REP_RECEIVED failover");
+	CMP_BOOL(m->flow_control, "REP_RECEIVED flow control");
+	CMP_MAX(m->rnr_retry_count, CMP_RETRY_MAX,
+		"REP_RECEIVED RNR retry count");
+	CMP_BOOL(m->srq, "REP_RECEIVED SRQ");
+	CMP_RSVD(m->rsvd0, "REP_RECEIVED");
+	CMP_DATA(m->private_data_len, m->private_data,
+		 "REP_RECEIVED private data");
+	return cmp_check_path(&m->path, why);
+}
+
+static int cmp_check_ev_rej(const struct cmp_ev_rej *m, const char **why)
+{
+	CMP_RANGE(m->reason, CM_REJ_NO_QP, CM_REJ_REASON_MAX,
+		  "REJ_RECEIVED reason");
+	CMP_DATA(m->ari_len, m->ari, "REJ_RECEIVED ARI");
+	CMP_DATA(m->private_data_len, m->private_data,
+		 "REJ_RECEIVED private data");
+	if (!cmp_zero(m->rsvd0, sizeof(m->rsvd0)) ||
+	    !cmp_zero(m->rsvd1, sizeof(m->rsvd1)))
+		CMP_BAD("REJ_RECEIVED reserved bytes not zero");
+	return 0;
+}
+
+static int cmp_check_ev_connect_error(const struct cmp_ev_connect_error *m,
+				      const char **why)
+{
+	CMP_RSVD(m->rsvd0, "CONNECT_ERROR");
+	switch ((enum cmp_cm_msg)m->msg) {
+	case CMP_CM_MSG_NONE:
+	case CMP_CM_MSG_REQ:
+	case CMP_CM_MSG_REP:
+	case CMP_CM_MSG_SIDR_REQ:
+		return 0;
+	case CMP_CM_MSG_MRA:
+	case CMP_CM_MSG_REJ:
+	case CMP_CM_MSG_RTU:
+	case CMP_CM_MSG_DREQ:
+	case CMP_CM_MSG_DREP:
+	case CMP_CM_MSG_LAP:
+	case CMP_CM_MSG_APR:
+	case CMP_CM_MSG_SIDR_REP:
+		break;
+	}
+	CMP_BAD("CONNECT_ERROR message not REQ, REP, SIDR_REQ or none");
+}
+
+static int cmp_check_ev_mra(const struct cmp_ev_mra *m, const char **why)
+{
+	CMP_MAX(m->service_timeout, CMP_TIMEOUT_MAX,
+		"MRA_RECEIVED service timeout");
+	CMP_RSVD(m->rsvd0, "MRA_RECEIVED");
+	switch ((enum cmp_cm_msg)m->msg) {
+	case CMP_CM_MSG_REQ:
+	case CMP_CM_MSG_REP:
+	case CMP_CM_MSG_LAP:
+		return 0;
+	case CMP_CM_MSG_NONE:
+	case CMP_CM_MSG_MRA:
+	case CMP_CM_MSG_REJ:
+	case CMP_CM_MSG_RTU:
+	case CMP_CM_MSG_DREQ:
+	case CMP_CM_MSG_DREP:
+	case CMP_CM_MSG_APR:
+	case CMP_CM_MSG_SIDR_REQ:
+	case CMP_CM_MSG_SIDR_REP:
+		break;
+	}
+	CMP_BAD("MRA_RECEIVED message not REQ, REP or LAP");
+}
+
+static int cmp_check_ev_apr(const struct cmp_ev_apr *m, const char **why)
+{
+	CMP_MAX(m->ap_status, CM_APR_STATUS_MAX, "APR_RECEIVED status");
+	CMP_DATA(m->info_len, m->info, "APR_RECEIVED additional info");
+	CMP_DATA(m->private_data_len, m->private_data,
+		 "APR_RECEIVED private data");
+	if (!cmp_zero(m->rsvd0, sizeof(m->rsvd0)) ||
+	    !cmp_zero(m->rsvd1, sizeof(m->rsvd1)))
+		CMP_BAD("APR_RECEIVED reserved bytes not zero");
+	return 0;
+}
+
+static int cmp_check_event(const struct cmp_event *e, const char **why)
+{
+	const struct cmp_ev_lap *lap;
+	const struct cmp_ev_sidr_req *sreq;
+	const struct cmp_ev_sidr_rep *srep;
+
+	if (e->id == CMP_ID_NONE)
+		CMP_BAD("EVENT id zero");
+	if (e->rsvd0 || e->rsvd1)
+		CMP_BAD("EVENT reserved bytes not zero");
+	if (!cmp_status_ok(e->status))
+		CMP_BAD("EVENT status not 0 or -errno");
+	switch ((enum cmp_event_type)e->type) {
+	case CMP_EVENT_REQ_RECEIVED:
+		return cmp_check_ev_req(&e->req_received, why);
+	case CMP_EVENT_REP_RECEIVED:
+		return cmp_check_ev_rep(&e->rep_received, why);
+	case CMP_EVENT_ESTABLISHED:
+		CMP_RSVD(e->established.rsvd0, "ESTABLISHED");
+		CMP_DATA(e->established.private_data_len,
+			 e->established.private_data,
+			 "ESTABLISHED private data");
+		return 0;
+	case CMP_EVENT_REJ_RECEIVED:
+		return cmp_check_ev_rej(&e->rej_received, why);
+	case CMP_EVENT_CONNECT_ERROR:
+		return cmp_check_ev_connect_error(&e->connect_error, why);
+	case CMP_EVENT_MRA_RECEIVED:
+		return cmp_check_ev_mra(&e->mra_received, why);
+	case CMP_EVENT_DREQ_RECEIVED:
+		if (!cmp_zero(e->dreq_received.rsvd0,
+			      sizeof(e->dreq_received.rsvd0)) ||
+		    !cmp_zero(e->dreq_received.rsvd1,
+			      sizeof(e->dreq_received.rsvd1)))
+			CMP_BAD("DREQ_RECEIVED reserved bytes not zero");
+		CMP_DATA(e->dreq_received.private_data_len,
+			 e->dreq_received.private_data,
+			 "DREQ_RECEIVED private data");
+		return 0;
+	case CMP_EVENT_DREP_RECEIVED:
+		CMP_RSVD(e->drep_received.rsvd0, "DREP_RECEIVED");
+		CMP_DATA(e->drep_received.private_data_len,
+			 e->drep_received.private_data,
+			 "DREP_RECEIVED private data");
+		return 0;
+	case CMP_EVENT_DISCONNECT_TIMEOUT:
+	case CMP_EVENT_TIMEWAIT_EXIT:
+		return 0;
+	case CMP_EVENT_LAP_RECEIVED:
+		lap = &e->lap_received;
+		CMP_RSVD(lap->rsvd0, "LAP_RECEIVED");
+		CMP_DATA(lap->private_data_len, lap->private_data,
+			 "LAP_RECEIVED private data");
+		return cmp_check_path(&lap->alt_path, why);
+	case CMP_EVENT_APR_RECEIVED:
+		return cmp_check_ev_apr(&e->apr_received, why);
+	case CMP_EVENT_SIDR_REQ_RECEIVED:
+		sreq = &e->sidr_req_received;
+		if (sreq->listen_id == CMP_ID_NONE)
+			CMP_BAD("SIDR_REQ_RECEIVED listener id zero");
+		CMP_RSVD(sreq->rsvd0, "SIDR_REQ_RECEIVED");
+		CMP_DATA(sreq->private_data_len, sreq->private_data,
+			 "SIDR_REQ_RECEIVED private data");
+		return cmp_check_path(&sreq->path, why);
+	case CMP_EVENT_SIDR_REP_RECEIVED:
+		srep = &e->sidr_rep_received;
+		CMP_MAX(srep->status, CM_SIDR_STATUS_MAX,
+			"SIDR_REP_RECEIVED status");
+		CMP_MAX(srep->qpn, CMP_QPN_MAX, "SIDR_REP_RECEIVED QPN");
+		CMP_RSVD(srep->rsvd0, "SIDR_REP_RECEIVED");
+		CMP_DATA(srep->private_data_len, srep->private_data,
+			 "SIDR_REP_RECEIVED private data");
+		return cmp_check_path(&srep->path, why);
+	case CMP_EVENT_PORT_ERROR:
+	case CMP_EVENT_DEVICE_REMOVAL:
+		CMP_RSVD(e->port.rsvd0, "port event");
+		CMP_STR(e->port.dev_name, "port event device name");
+		return 0;
+	}
+	CMP_BAD("EVENT type unknown");
+}
+
+/* True for the requests whose first member is the id they act on. */
+static bool cmp_type_has_id(enum cmp_type type)
+{
+	return cmp_type_is_request(type) && type != CMP_TYPE_HELLO &&
+	       type != CMP_TYPE_CREATE_ID && type != CMP_TYPE_LIST &&
+	       type != CMP_TYPE_COUNTERS;
+}
+
+/* The body's content, once its length is known to be body_len. */
+static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
+			  const char **why)
+{
+	enum cmp_type type = (enum cmp_type)msg->hdr.type;
+
+	if (cmp_type_has_id(type) && msg->destroy_id.id == CMP_ID_NONE)
+		CMP_BAD("request id zero");
+	if (type & CMP_REPLY_BIT) {
+		if (!cmp_status_ok(msg->reply.status))
+			CMP_BAD("reply status not 0 or -errno");
+		/* A failed reply carries nothing but its status. */
+		if (msg->reply.status != 0 && type != CMP_TYPE_HELLO_REPLY) {
+			if (!cmp_zero(msg->body + sizeof(int32_t),
+				      body_len - sizeof(int32_t)))
+				CMP_BAD("reply body not zero after a failure");
+			return 0;
+		}
+	}
+
+	switch (type) {
+	case CMP_TYPE_HELLO:
+		return cmp_check_hello(&msg->hello, why);
+	case CMP_TYPE_HELLO_REPLY:
+		return cmp_check_hello_reply(&msg->hello_reply, why);
+	case CMP_TYPE_CREATE_ID:
+		CMP_RANGE(msg->create_id.qp_type, CMP_QP_TYPE_RC,
+			  CMP_QP_TYPE_MAX, "CREATE_ID QP type");
+		CMP_RSVD(msg->create_id.rsvd0, "CREATE_ID");
+		return 0;
+	case CMP_TYPE_CREATE_ID_REPLY:
+		if (msg->create_id_reply.id == CMP_ID_NONE)
+			CMP_BAD("CREATE_ID_REPLY id zero");
+		return 0;
+	case CMP_TYPE_DESTROY_ID:
+	case CMP_TYPE_NOTIFY_ESTABLISHED:
+	case CMP_TYPE_QUERY_ID:
+		CMP_RSVD(msg->destroy_id.rsvd0, "id request");
+		return 0;
+	case CMP_TYPE_SET_CONTEXT:
+		CMP_RSVD(msg->set_context.rsvd0, "SET_CONTEXT");
+		return 0;
+	case CMP_TYPE_LISTEN:
+		if (msg->listen.backlog == 0)
+			CMP_BAD("LISTEN backlog zero");
+		if (msg->listen.service_id & ~msg->listen.service_mask)
+			CMP_BAD("LISTEN service id has bits outside its mask");
+		return cmp_check_sel(&msg->listen.port, why);
+	case CMP_TYPE_CONNECT:
+		return cmp_check_connect(&msg->connect, why);
+	case CMP_TYPE_ACCEPT:
+		return cmp_check_accept(&msg->accept, why);
+	case CMP_TYPE_REJECT:
+		return cmp_check_reject(&msg->reject, why);
+	case CMP_TYPE_RTU:
+		CMP_RSVD(msg->rtu.rsvd0, "RTU");
+		CMP_DATA(msg->rtu.private_data_len, msg->rtu.private_data,
+			 "RTU private data");
+		return 0;
+	case CMP_TYPE_MRA:
+		CMP_MAX(msg->mra.service_timeout, CMP_TIMEOUT_MAX,
+			"MRA service timeout");
+		if (!cmp_zero(msg->mra.rsvd0, sizeof(msg->mra.rsvd0)) ||
+		    !cmp_zero(msg->mra.rsvd1, sizeof(msg->mra.rsvd1)))
+			CMP_BAD("MRA reserved bytes not zero");
+		CMP_DATA(msg->mra.private_data_len, msg->mra.private_data,
+			 "MRA private data");
+		return 0;
+	case CMP_TYPE_DISCONNECT:
+		if (!cmp_zero(msg->disconnect.rsvd0,
+			      sizeof(msg->disconnect.rsvd0)) ||
+		    !cmp_zero(msg->disconnect.rsvd1,
+			      sizeof(msg->disconnect.rsvd1)))
+			CMP_BAD("DISCONNECT reserved bytes not zero");
+		CMP_DATA(msg->disconnect.private_data_len,
+			 msg->disconnect.private_data,
+			 "DISCONNECT private data");
+		return 0;
+	case CMP_TYPE_LAP:
+		return cmp_check_lap(&msg->lap, why);
+	case CMP_TYPE_APR:
+		return cmp_check_apr(&msg->apr, why);
+	case CMP_TYPE_SIDR_REQ:
+		return cmp_check_sidr_req(&msg->sidr_req, why);
+	case CMP_TYPE_SIDR_REP:
+		return cmp_check_sidr_rep(&msg->sidr_rep, why);
+	case CMP_TYPE_ACK_EVENT:
+		if (msg->ack_event.seq == 0)
+			CMP_BAD("ACK_EVENT sequence zero");
+		return 0;
+	case CMP_TYPE_QUERY_ID_REPLY:
+		CMP_RSVD(msg->query_id_reply.rsvd0, "QUERY_ID_REPLY");
+		return cmp_check_id_info(&msg->query_id_reply.info, why);
+	case CMP_TYPE_LIST:
+		CMP_RANGE(msg->list.filter, CMP_LIST_FILTER_LISTENERS,
+			  CMP_LIST_FILTER_MAX, "LIST filter");
+		CMP_RSVD(msg->list.rsvd0, "LIST");
+		return 0;
+	case CMP_TYPE_LIST_REPLY:
+		return cmp_check_list_reply(&msg->list_reply, why);
+	case CMP_TYPE_COUNTERS:
+		return cmp_check_counters(&msg->counters, why);
+	case CMP_TYPE_COUNTERS_REPLY:
+		return cmp_check_counters_reply(&msg->counters_reply, why);
+	case CMP_TYPE_EVENT:
+		return cmp_check_event(&msg->event, why);
+	case CMP_TYPE_DESTROY_ID_REPLY:
+	case CMP_TYPE_SET_CONTEXT_REPLY:
+	case CMP_TYPE_LISTEN_REPLY:
+	case CMP_TYPE_CONNECT_REPLY:
+	case CMP_TYPE_ACCEPT_REPLY:
+	case CMP_TYPE_REJECT_REPLY:
+	case CMP_TYPE_RTU_REPLY:
+	case CMP_TYPE_NOTIFY_ESTABLISHED_REPLY:
+	case CMP_TYPE_MRA_REPLY:
+	case CMP_TYPE_DISCONNECT_REPLY:
+	case CMP_TYPE_LAP_REPLY:
+	case CMP_TYPE_APR_REPLY:
+	case CMP_TYPE_SIDR_REQ_REPLY:
+	case CMP_TYPE_SIDR_REP_REPLY:
+	case CMP_TYPE_ACK_EVENT_REPLY:
+		CMP_RSVD(msg->reply.rsvd0, "reply");
+		return 0;
+	}
+	CMP_BAD("message type unknown");
+}
+
+void cmp_msg_init(struct cmp_msg *msg, enum cmp_type type, uint32_t seq)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->hdr.version =
+		(type == CMP_TYPE_HELLO || type == CMP_TYPE_HELLO_REPLY) ?
+			CMP_VERSION_HELLO :
+			CMP_VERSION;
+	msg->hdr.type = type;
+	msg->hdr.seq = seq;
+}
+
+/* Everything but the datagram length; *body_len is what the body needs. */
+static int cmp_validate(const struct cmp_msg *msg, size_t *body_len,
+			const char **why)
+{
+	int ret;
+
+	ret = cmp_check_hdr(&msg->hdr, why);
+	if (!ret)
+		ret = cmp_body_len(msg, body_len, why);
+	if (!ret)
+		ret = cmp_check_body(msg, *body_len, why);
+	return ret;
+}
+
+int cmp_check(const struct cmp_msg *msg, const char **why)
+{
+	const char *unused;
+	size_t body_len;
+
+	if (!why)
+		why = &unused;
+	*why = NULL;
+	return cmp_validate(msg, &body_len, why);
+}
+
+ssize_t cmp_encode(const struct cmp_msg *msg, void *buf, size_t size)
+{
+	struct cmp_hdr hdr = msg->hdr;
+	const char *why;
+	size_t body_len;
+
+	if (cmp_validate(msg, &body_len, &why))
+		return -EINVAL;
+	hdr.length = (uint32_t)(sizeof(hdr) + body_len);
+	if (size < hdr.length)
+		return -EMSGSIZE;
+	memcpy(buf, &hdr, sizeof(hdr));
+	memcpy((uint8_t *)buf + sizeof(hdr), msg->body, body_len);
+	return hdr.length;
+}
+
+int cmp_decode(const void *buf, size_t len, struct cmp_msg *msg,
+	       const char **why)
+{
+	const char *unused;
+	size_t body_len, need;
+	int ret;
+
+	if (!why)
+		why = &unused;
+	*why = NULL;
+	memset(msg, 0, sizeof(*msg));
+	if (len > CMP_MSG_MAX)
+		CMP_FAIL(EMSGSIZE, "datagram larger than CMP_MSG_MAX");
+	if (len < sizeof(struct cmp_hdr))
+		CMP_BAD("datagram shorter than the header");
+	/* msg is CMP_MSG_MAX bytes, so the whole datagram fits. */
+	memcpy(msg, buf, len);
+	if (msg->hdr.length != len)
+		CMP_BAD("header length differs from the datagram length");
+	ret = cmp_check_hdr(&msg->hdr, why);
+	if (ret)
+		return ret;
+	body_len = len - sizeof(struct cmp_hdr);
+	if (body_len < (size_t)cmp_fixed_size(msg->hdr.type))
+		CMP_BAD("body shorter than its type needs");
+	ret = cmp_body_len(msg, &need, why);
+	if (ret)
+		return ret;
+	if (body_len != need)
+		CMP_BAD("body length wrong for its type");
+	return cmp_check_body(msg, body_len, why);
+}
+
+const char *cmp_type_name(enum cmp_type type)
+{
+	switch (type) {
+	case CMP_TYPE_HELLO:
+		return "HELLO";
+	case CMP_TYPE_CREATE_ID:
+		return "CREATE_ID";
+	case CMP_TYPE_DESTROY_ID:
+		return "DESTROY_ID";
+	case CMP_TYPE_SET_CONTEXT:
+		return "SET_CONTEXT";
+	case CMP_TYPE_LISTEN:
+		return "LISTEN";
+	case CMP_TYPE_CONNECT:
+		return "CONNECT";
+	case CMP_TYPE_ACCEPT:
+		return "ACCEPT";
+	case CMP_TYPE_REJECT:
+		return "REJECT";
+	case CMP_TYPE_RTU:
+		return "RTU";
+	case CMP_TYPE_NOTIFY_ESTABLISHED:
+		return "NOTIFY_ESTABLISHED";
+	case CMP_TYPE_MRA:
+		return "MRA";
+	case CMP_TYPE_DISCONNECT:
+		return "DISCONNECT";
+	case CMP_TYPE_LAP:
+		return "LAP";
+	case CMP_TYPE_APR:
+		return "APR";
+	case CMP_TYPE_SIDR_REQ:
+		return "SIDR_REQ";
+	case CMP_TYPE_SIDR_REP:
+		return "SIDR_REP";
+	case CMP_TYPE_ACK_EVENT:
+		return "ACK_EVENT";
+	case CMP_TYPE_QUERY_ID:
+		return "QUERY_ID";
+	case CMP_TYPE_LIST:
+		return "LIST";
+	case CMP_TYPE_COUNTERS:
+		return "COUNTERS";
+	case CMP_TYPE_EVENT:
+		return "EVENT";
+	case CMP_TYPE_HELLO_REPLY:
+		return "HELLO_REPLY";
+	case CMP_TYPE_CREATE_ID_REPLY:
+		return "CREATE_ID_REPLY";
+	case CMP_TYPE_DESTROY_ID_REPLY:
+		return "DESTROY_ID_REPLY";
+	case CMP_TYPE_SET_CONTEXT_REPLY:
+		return "SET_CONTEXT_REPLY";
+	case CMP_TYPE_LISTEN_REPLY:
+		return "LISTEN_REPLY";
+	case CMP_TYPE_CONNECT_REPLY:
+		return "CONNECT_REPLY";
+	case CMP_TYPE_ACCEPT_REPLY:
+		return "ACCEPT_REPLY";
+	case CMP_TYPE_REJECT_REPLY:
+		return "REJECT_REPLY";
+	case CMP_TYPE_RTU_REPLY:
+		return "RTU_REPLY";
+	case CMP_TYPE_NOTIFY_ESTABLISHED_REPLY:
+		return "NOTIFY_ESTABLISHED_REPLY";
+	case CMP_TYPE_MRA_REPLY:
+		return "MRA_REPLY";
+	case CMP_TYPE_DISCONNECT_REPLY:
+		return "DISCONNECT_REPLY";
+	case CMP_TYPE_LAP_REPLY:
+		return "LAP_REPLY";
+	case CMP_TYPE_APR_REPLY:
+		return "APR_REPLY";
+	case CMP_TYPE_SIDR_REQ_REPLY:
+		return "SIDR_REQ_REPLY";
+	case CMP_TYPE_SIDR_REP_REPLY:
+		return "SIDR_REP_REPLY";
+	case CMP_TYPE_ACK_EVENT_REPLY:
+		return "ACK_EVENT_REPLY";
+	case CMP_TYPE_QUERY_ID_REPLY:
+		return "QUERY_ID_REPLY";
+	case CMP_TYPE_LIST_REPLY:
+		return "LIST_REPLY";
+	case CMP_TYPE_COUNTERS_REPLY:
+		return "COUNTERS_REPLY";
+	}
+	return "unknown";
+}
+
+const char *cmp_event_name(enum cmp_event_type type)
+{
+	switch (type) {
+	case CMP_EVENT_REQ_RECEIVED:
+		return "REQ_RECEIVED";
+	case CMP_EVENT_REP_RECEIVED:
+		return "REP_RECEIVED";
+	case CMP_EVENT_ESTABLISHED:
+		return "ESTABLISHED";
+	case CMP_EVENT_REJ_RECEIVED:
+		return "REJ_RECEIVED";
+	case CMP_EVENT_CONNECT_ERROR:
+		return "CONNECT_ERROR";
+	case CMP_EVENT_MRA_RECEIVED:
+		return "MRA_RECEIVED";
+	case CMP_EVENT_DREQ_RECEIVED:
+		return "DREQ_RECEIVED";
+	case CMP_EVENT_DREP_RECEIVED:
+		return "DREP_RECEIVED";
+	case CMP_EVENT_DISCONNECT_TIMEOUT:
+		return "DISCONNECT_TIMEOUT";
+	case CMP_EVENT_TIMEWAIT_EXIT:
+		return "TIMEWAIT_EXIT";
+	case CMP_EVENT_LAP_RECEIVED:
+		return "LAP_RECEIVED";
+	case CMP_EVENT_APR_RECEIVED:
+		return "APR_RECEIVED";
+	case CMP_EVENT_SIDR_REQ_RECEIVED:
+		return "SIDR_REQ_RECEIVED";
+	case CMP_EVENT_SIDR_REP_RECEIVED:
+		return "SIDR_REP_RECEIVED";
+	case CMP_EVENT_PORT_ERROR:
+		return "PORT_ERROR";
+	case CMP_EVENT_DEVICE_REMOVAL:
+		return "DEVICE_REMOVAL";
+	}
+	return "unknown";
+}
+
+const char *cmp_state_name(enum cmp_state state)
+{
+	switch (state) {
+	case CMP_STATE_IDLE:
+		return "IDLE";
+	case CMP_STATE_LISTEN:
+		return "LISTEN";
+	case CMP_STATE_REQ_SENT:
+		return "REQ_SENT";
+	case CMP_STATE_REQ_RCVD:
+		return "REQ_RCVD";
+	case CMP_STATE_MRA_REQ_SENT:
+		return "MRA_REQ_SENT";
+	case CMP_STATE_MRA_REQ_RCVD:
+		return "MRA_REQ_RCVD";
+	case CMP_STATE_REP_SENT:
+		return "REP_SENT";
+	case CMP_STATE_REP_RCVD:
+		return "REP_RCVD";
+	case CMP_STATE_MRA_REP_SENT:
+		return "MRA_REP_SENT";
+	case CMP_STATE_MRA_REP_RCVD:
+		return "MRA_REP_RCVD";
+	case CMP_STATE_ESTABLISHED:
+		return "ESTABLISHED";
+	case CMP_STATE_DREQ_SENT:
+		return "DREQ_SENT";
+	case CMP_STATE_DREQ_RCVD:
+		return "DREQ_RCVD";
+	case CMP_STATE_TIMEWAIT:
+		return "TIMEWAIT";
+	case CMP_STATE_SIDR_REQ_SENT:
+		return "SIDR_REQ_SENT";
+	case CMP_STATE_SIDR_REQ_RCVD:
+		return "SIDR_REQ_RCVD";
+	}
+	return "unknown";
+}
+
+const char *cmp_lap_state_name(enum cmp_lap_state state)
+{
+	switch (state) {
+	case CMP_LAP_STATE_IDLE:
+		return "LAP_IDLE";
+	case CMP_LAP_STATE_LAP_SENT:
+		return "LAP_SENT";
+	case CMP_LAP_STATE_LAP_RCVD:
+		return "LAP_RCVD";
+	case CMP_LAP_STATE_MRA_LAP_SENT:
+		return "MRA_LAP_SENT";
+	case CMP_LAP_STATE_MRA_LAP_RCVD:
+		return "MRA_LAP_RCVD";
+	}
+	return "unknown";
+}

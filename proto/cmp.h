@@ -1,0 +1,1281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client<->daemon protocol: the messages that libcmclient and the cmd
+ * daemon exchange over the daemon's Unix socket. This header is the one
+ * definition both sides compile against.
+ *
+ * Transport. The socket is a Unix SOCK_SEQPACKET socket, so every message is
+ * exactly one datagram and the kernel keeps message boundaries; a message is
+ * never split or merged, and there is no framing beyond the header below.
+ * Both ends always run on the same host, so every integer field is in host
+ * byte order and the structs in this file are the wire layout, byte for byte.
+ * GIDs and IP addresses are byte strings in network order, as in
+ * union ibv_gid and struct in6_addr. That is said here once and applies to
+ * every message; nothing below repeats it.
+ *
+ * Layout. Every struct has a fixed size with explicit reserved members
+ * (rsvd...) where alignment would otherwise leave a hole, and every size and
+ * the offsets that matter are pinned by _Static_assert at the end of this
+ * file, so a change that moves a field fails to compile instead of silently
+ * breaking old peers. Reserved members, private data bytes beyond their
+ * length and string bytes beyond their NUL are sent as zero and refused when
+ * not zero: a message has exactly one valid encoding, which keeps the
+ * decoder honest and leaves room to give those bytes a meaning later.
+ *
+ * Header. Every message starts with struct cmp_hdr: protocol version, type,
+ * total length (header included; it must equal the datagram's length) and a
+ * sequence number. A request carries a sequence number the client chooses;
+ * the reply echoes it, so a client may pipeline requests and match replies.
+ * An event carries its connection id's event sequence number instead, which
+ * the client hands back in ACK_EVENT.
+ *
+ * Conversation. The client's first request is HELLO; the daemon answers any
+ * other request before a successful HELLO with status -EPROTO. Every request
+ * gets exactly one reply, of the type cmp_reply_type() names, in the order
+ * the requests were sent. A reply comes before any event that its request
+ * causes, so a client learns the outcome of CONNECT before the connection's
+ * first event. Events arrive between replies at any time.
+ *
+ * The three rules of DESIGN.md are properties of this protocol:
+ *  1. A listener's backlog is a credit: LISTEN grants the daemon permission
+ *     to hand out that many REQ_RECEIVED events not yet answered by ACCEPT,
+ *     REJECT or DESTROY_ID of the new id.
+ *  2. Events are serialized per id: the daemon sends at most one event per
+ *     id that the client has not acknowledged with ACK_EVENT, and every
+ *     event carries the id's context, so a client never searches for it.
+ *  3. Destroy is final: once the DESTROY_ID reply is sent, no event for that
+ *     id is sent again, not even one that was queued before.
+ *
+ * Versions. The header layout and the HELLO and HELLO_REPLY messages are
+ * frozen for all versions, and HELLO and its reply always carry
+ * CMP_VERSION_HELLO in the header, so that any client and any daemon can
+ * always at least agree that they cannot talk. Every later message carries
+ * the version chosen in the HELLO reply.
+ *
+ * This file and cmp.c are pure: no I/O, no logging, no allocation.
+ */
+#ifndef CMD_PROTO_CMP_H
+#define CMD_PROTO_CMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cm_mad.h"
+
+/*
+ * The versions this build speaks. A peer that shares none of them gets
+ * -EPROTONOSUPPORT from HELLO together with the daemon's range.
+ */
+#define CMP_VERSION_MIN 1
+#define CMP_VERSION_MAX 1
+/* What cmp_msg_init() puts in the header of every message but HELLO's. */
+#define CMP_VERSION CMP_VERSION_MAX
+/* Header version of HELLO and HELLO_REPLY, forever (see "Versions" above). */
+#define CMP_VERSION_HELLO 1
+
+/*
+ * The largest datagram either side sends, header included. Receivers size
+ * their buffer with it and decode refuses anything longer. One page is
+ * ten times the largest fixed-size message (a SIDR_REQ_RECEIVED event, 392
+ * bytes), which leaves later versions room to grow, and it sets the LIST
+ * and COUNTERS batch sizes below. It stays far below the default socket send
+ * buffer, so many messages can queue on one client socket.
+ */
+#define CMP_MSG_MAX 4096
+
+/* The id that names no connection; the daemon never hands it out. */
+#define CMP_ID_NONE 0
+
+/*
+ * A status is 0 or a negative errno value; Linux errno values are below
+ * 4096, so anything more negative is garbage and refused.
+ */
+#define CMP_ERRNO_MAX 4095
+
+/* Fixed string sizes, NUL included. */
+#define CMP_CLIENT_NAME_SIZE 32
+#define CMP_DAEMON_VERSION_SIZE 32
+/* IBV_SYSFS_NAME_MAX: the longest RDMA device name libibverbs reports. */
+#define CMP_DEV_NAME_SIZE 64
+#define CMP_COUNTER_NAME_SIZE 32
+
+/* QPNs and PSNs are 24 bits wide (IBTA Table 106: Local QPN, PSN). */
+#define CMP_QPN_MAX 0xffffff
+#define CMP_PSN_MAX 0xffffff
+/* Retry Count and RNR Retry Count are 3-bit fields (Tables 106, 110). */
+#define CMP_RETRY_MAX 7
+/* Max CM Retries is a 4-bit field (Table 106). */
+#define CMP_CM_RETRIES_MAX 15
+/*
+ * CM response timeouts, Target ACK Delay, Local ACK Timeout and the MRA's
+ * Service Timeout are 5-bit exponents (Tables 106, 107, 110).
+ */
+#define CMP_TIMEOUT_MAX 31
+/* Flow Label is 20 bits (Table 106). */
+#define CMP_FLOW_LABEL_MAX 0xfffff
+/* SL is 4 bits (Table 106). */
+#define CMP_SL_MAX 15
+/* Packet Rate is a 6-bit code (Table 106). */
+#define CMP_RATE_MAX 63
+/* Packet life time is a 6-bit exponent in a path record. */
+#define CMP_PACKET_LIFE_TIME_MAX 63
+/* Unicast LIDs are 0x0001-0xbfff (IBTA ch. 4); the rest is multicast. */
+#define CMP_LID_UNICAST_MAX 0xbfff
+
+/*
+ * Message types. Each request has one reply type, the request's value with
+ * CMP_REPLY_BIT set, so that a client can check a reply against its pending
+ * request without a table; events have one type of their own.
+ */
+#define CMP_REPLY_BIT 0x80
+enum cmp_type {
+	CMP_TYPE_HELLO = 0x01,
+	CMP_TYPE_CREATE_ID = 0x02,
+	CMP_TYPE_DESTROY_ID = 0x03,
+	CMP_TYPE_SET_CONTEXT = 0x04,
+	CMP_TYPE_LISTEN = 0x05,
+	CMP_TYPE_CONNECT = 0x06,
+	CMP_TYPE_ACCEPT = 0x07,
+	CMP_TYPE_REJECT = 0x08,
+	CMP_TYPE_RTU = 0x09,
+	CMP_TYPE_NOTIFY_ESTABLISHED = 0x0a,
+	CMP_TYPE_MRA = 0x0b,
+	CMP_TYPE_DISCONNECT = 0x0c,
+	CMP_TYPE_LAP = 0x0d,
+	CMP_TYPE_APR = 0x0e,
+	CMP_TYPE_SIDR_REQ = 0x0f,
+	CMP_TYPE_SIDR_REP = 0x10,
+	CMP_TYPE_ACK_EVENT = 0x11,
+	CMP_TYPE_QUERY_ID = 0x12,
+	CMP_TYPE_LIST = 0x13,
+	CMP_TYPE_COUNTERS = 0x14,
+
+	CMP_TYPE_EVENT = 0x40,
+
+	CMP_TYPE_HELLO_REPLY = CMP_REPLY_BIT | CMP_TYPE_HELLO,
+	CMP_TYPE_CREATE_ID_REPLY = CMP_REPLY_BIT | CMP_TYPE_CREATE_ID,
+	CMP_TYPE_DESTROY_ID_REPLY = CMP_REPLY_BIT | CMP_TYPE_DESTROY_ID,
+	CMP_TYPE_SET_CONTEXT_REPLY = CMP_REPLY_BIT | CMP_TYPE_SET_CONTEXT,
+	CMP_TYPE_LISTEN_REPLY = CMP_REPLY_BIT | CMP_TYPE_LISTEN,
+	CMP_TYPE_CONNECT_REPLY = CMP_REPLY_BIT | CMP_TYPE_CONNECT,
+	CMP_TYPE_ACCEPT_REPLY = CMP_REPLY_BIT | CMP_TYPE_ACCEPT,
+	CMP_TYPE_REJECT_REPLY = CMP_REPLY_BIT | CMP_TYPE_REJECT,
+	CMP_TYPE_RTU_REPLY = CMP_REPLY_BIT | CMP_TYPE_RTU,
+	CMP_TYPE_NOTIFY_ESTABLISHED_REPLY =
+		CMP_REPLY_BIT | CMP_TYPE_NOTIFY_ESTABLISHED,
+	CMP_TYPE_MRA_REPLY = CMP_REPLY_BIT | CMP_TYPE_MRA,
+	CMP_TYPE_DISCONNECT_REPLY = CMP_REPLY_BIT | CMP_TYPE_DISCONNECT,
+	CMP_TYPE_LAP_REPLY = CMP_REPLY_BIT | CMP_TYPE_LAP,
+	CMP_TYPE_APR_REPLY = CMP_REPLY_BIT | CMP_TYPE_APR,
+	CMP_TYPE_SIDR_REQ_REPLY = CMP_REPLY_BIT | CMP_TYPE_SIDR_REQ,
+	CMP_TYPE_SIDR_REP_REPLY = CMP_REPLY_BIT | CMP_TYPE_SIDR_REP,
+	CMP_TYPE_ACK_EVENT_REPLY = CMP_REPLY_BIT | CMP_TYPE_ACK_EVENT,
+	CMP_TYPE_QUERY_ID_REPLY = CMP_REPLY_BIT | CMP_TYPE_QUERY_ID,
+	CMP_TYPE_LIST_REPLY = CMP_REPLY_BIT | CMP_TYPE_LIST,
+	CMP_TYPE_COUNTERS_REPLY = CMP_REPLY_BIT | CMP_TYPE_COUNTERS,
+};
+/* Requests are numbered densely from 1, which loops in tests rely on. */
+#define CMP_TYPE_REQUEST_MAX CMP_TYPE_COUNTERS
+
+/* True for a request type; replies and EVENT are sent by the daemon. */
+static inline bool cmp_type_is_request(unsigned int type)
+{
+	return type >= CMP_TYPE_HELLO && type <= CMP_TYPE_REQUEST_MAX;
+}
+
+/* The reply type that answers a request type. */
+static inline enum cmp_type cmp_reply_type(enum cmp_type request)
+{
+	return (enum cmp_type)(CMP_REPLY_BIT | request);
+}
+
+/*
+ * The common header. It is 16 bytes so that every body starts 8-byte
+ * aligned when the receive buffer is, and its layout never changes between
+ * versions, so that a peer can always read far enough to tell which
+ * version and type it got.
+ */
+struct cmp_hdr {
+	uint16_t version; /* CMP_VERSION_HELLO for HELLO, else negotiated */
+	uint16_t type; /* enum cmp_type */
+	/* The whole datagram, header included; a second check on recv(). */
+	uint32_t length;
+	/* Request: chosen by the client; reply: the request's; event: the
+	 * id's event sequence number (see struct cmp_event). */
+	uint32_t seq;
+	uint32_t rsvd0;
+};
+
+/* QP types, fixed per id at CREATE_ID. */
+enum cmp_qp_type {
+	CMP_QP_TYPE_RC = 1, /* connected with CONNECT / ACCEPT */
+	CMP_QP_TYPE_UC = 2, /* likewise; IBTA transport type 1 in the REQ */
+	/* Resolved with SIDR_REQ / SIDR_REP; CONNECT on a UD id is refused. */
+	CMP_QP_TYPE_UD = 3,
+	/* 4 is kept for XRC (the REQ's extended transport type); this
+	 * version refuses it. */
+};
+#define CMP_QP_TYPE_MAX CMP_QP_TYPE_UD
+
+/*
+ * The CM states of the IBTA ch. 12 state diagrams, by the names the
+ * kernel's ib_cm uses too,
+ * reported by QUERY_ID and LIST. IDLE is zero because a fresh id is idle.
+ */
+enum cmp_state {
+	CMP_STATE_IDLE = 0,
+	CMP_STATE_LISTEN = 1,
+	CMP_STATE_REQ_SENT = 2,
+	CMP_STATE_REQ_RCVD = 3,
+	CMP_STATE_MRA_REQ_SENT = 4,
+	CMP_STATE_MRA_REQ_RCVD = 5,
+	CMP_STATE_REP_SENT = 6,
+	CMP_STATE_REP_RCVD = 7,
+	CMP_STATE_MRA_REP_SENT = 8,
+	CMP_STATE_MRA_REP_RCVD = 9,
+	CMP_STATE_ESTABLISHED = 10,
+	CMP_STATE_DREQ_SENT = 11,
+	CMP_STATE_DREQ_RCVD = 12,
+	CMP_STATE_TIMEWAIT = 13,
+	CMP_STATE_SIDR_REQ_SENT = 14,
+	CMP_STATE_SIDR_REQ_RCVD = 15,
+};
+#define CMP_STATE_MAX CMP_STATE_SIDR_REQ_RCVD
+
+/*
+ * The alternate path sub-states of an ESTABLISHED connection (IBTA ch. 12,
+ * LAP/APR).
+ * They are separate from enum cmp_state because a LAP runs alongside the
+ * established connection rather than replacing its state.
+ */
+enum cmp_lap_state {
+	CMP_LAP_STATE_IDLE = 0,
+	CMP_LAP_STATE_LAP_SENT = 1,
+	CMP_LAP_STATE_LAP_RCVD = 2,
+	CMP_LAP_STATE_MRA_LAP_SENT = 3,
+	CMP_LAP_STATE_MRA_LAP_RCVD = 4,
+};
+#define CMP_LAP_STATE_MAX CMP_LAP_STATE_MRA_LAP_RCVD
+
+/* REP Failover Accepted, 2 bits (Table 110); 3 is reserved. */
+enum cmp_failover {
+	CMP_FAILOVER_ACCEPTED = 0,
+	CMP_FAILOVER_NOT_SUPPORTED = 1,
+	CMP_FAILOVER_REJECTED = 2,
+};
+#define CMP_FAILOVER_MAX CMP_FAILOVER_REJECTED
+
+/*
+ * CM messages named in events (which message timed out, which one the peer
+ * MRAed). Kept apart from cm_mad.h's enum cm_msg_type so that this
+ * protocol's numbers never move when that table does.
+ */
+enum cmp_cm_msg {
+	CMP_CM_MSG_NONE = 0, /* failed before any message was sent */
+	CMP_CM_MSG_REQ = 1,
+	CMP_CM_MSG_MRA = 2,
+	CMP_CM_MSG_REJ = 3,
+	CMP_CM_MSG_REP = 4,
+	CMP_CM_MSG_RTU = 5,
+	CMP_CM_MSG_DREQ = 6,
+	CMP_CM_MSG_DREP = 7,
+	CMP_CM_MSG_LAP = 8,
+	CMP_CM_MSG_APR = 9,
+	CMP_CM_MSG_SIDR_REQ = 10,
+	CMP_CM_MSG_SIDR_REP = 11,
+};
+
+/*
+ * A path as the CM negotiated it: what an app needs for its QP's address
+ * vector and timeouts (ibv_qp_attr's ah_attr, path_mtu, timeout, pkey_index,
+ * port_num). QUERY_ID, LAP and the REQ, REP, LAP and SIDR events carry
+ * it.
+ */
+struct cmp_path {
+	uint32_t flow_label; /* 20 bits */
+	uint16_t local_lid; /* 0 on RoCE */
+	uint16_t remote_lid; /* 0 on RoCE */
+	uint16_t pkey;
+	/* Index of pkey in the local port's table, for ibv_modify_qp(INIT). */
+	uint16_t pkey_index;
+	uint8_t port_num; /* 1-based, on device dev_name */
+	uint8_t mtu; /* enum cm_mtu, or 0 where it does not apply (LAP) */
+	uint8_t sl;
+	uint8_t traffic_class;
+	uint8_t hop_limit;
+	uint8_t packet_rate; /* IBTA Table 101 code, 0 = port rate */
+	uint8_t local_ack_timeout;
+	/* Index of local_gid in the port's GID table, for the GRH. */
+	uint8_t sgid_index;
+	/* 1 if packets need a GRH: always on RoCE, off-subnet on IB. */
+	uint8_t grh;
+	/* Path record exponent behind the CM's timers; reported, not set. */
+	uint8_t packet_life_time;
+	uint8_t rsvd0[2];
+	uint8_t local_gid[CM_GID_SIZE];
+	uint8_t remote_gid[CM_GID_SIZE];
+	char dev_name[CMP_DEV_NAME_SIZE]; /* "" where it does not apply */
+};
+
+/*
+ * Which local ports an id uses. Zero means all ports, which is what most
+ * listeners want; a connecting id with it lets the daemon pick the port
+ * that reaches the destination.
+ */
+enum cmp_sel {
+	CMP_SEL_ANY = 0,
+	CMP_SEL_PORT = 1, /* dev_name and port_num; port 0 = all its ports */
+	CMP_SEL_GID = 2, /* the port owning gid */
+};
+#define CMP_SEL_MAX CMP_SEL_GID
+
+struct cmp_port_sel {
+	uint8_t kind; /* enum cmp_sel; members it does not use are zero */
+	uint8_t port_num;
+	uint8_t rsvd0[6];
+	uint8_t gid[CM_GID_SIZE];
+	char dev_name[CMP_DEV_NAME_SIZE];
+};
+
+/*
+ * How a destination is named. GID is native IB addressing; IPv4 and IPv6
+ * name the RoCE port holding that address, as rdma_cm does; LID reaches a
+ * port on the local subnet without a GRH.
+ */
+enum cmp_af {
+	CMP_AF_NONE = 0, /* refused: a destination is mandatory */
+	CMP_AF_GID = 1,
+	CMP_AF_IPV4 = 2,
+	CMP_AF_IPV6 = 3,
+	CMP_AF_LID = 4,
+};
+#define CMP_AF_MAX CMP_AF_LID
+
+/* A destination, tagged by family; members the family does not use are 0. */
+struct cmp_addr {
+	uint8_t family; /* enum cmp_af */
+	uint8_t rsvd0;
+	uint16_t lid; /* CMP_AF_LID only */
+	uint32_t rsvd1;
+	/* GID or IPv6 address; an IPv4 address in the first 4 bytes. */
+	uint8_t addr[16];
+};
+
+/*
+ * Path attributes a CONNECT may force instead of taking them from the
+ * resolved path; a bit in cmp_path_set.flags marks each one that is set.
+ */
+enum cmp_path_flag {
+	CMP_PATH_FLAG_MTU = 1u << 0,
+	CMP_PATH_FLAG_PKEY = 1u << 1,
+	CMP_PATH_FLAG_SL = 1u << 2,
+	CMP_PATH_FLAG_TRAFFIC_CLASS = 1u << 3,
+	CMP_PATH_FLAG_HOP_LIMIT = 1u << 4,
+	CMP_PATH_FLAG_FLOW_LABEL = 1u << 5,
+	CMP_PATH_FLAG_PACKET_RATE = 1u << 6,
+	CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT = 1u << 7,
+};
+#define CMP_PATH_FLAG_ALL 0xffu
+
+/* Path overrides; a member whose flag is clear must be zero. */
+struct cmp_path_set {
+	uint32_t flags; /* enum cmp_path_flag bits */
+	uint32_t flow_label;
+	uint16_t pkey;
+	uint8_t mtu; /* enum cm_mtu */
+	uint8_t sl;
+	uint8_t traffic_class;
+	uint8_t hop_limit;
+	uint8_t packet_rate;
+	uint8_t local_ack_timeout;
+};
+
+/*
+ * Private data. IB CM messages carry their private data area whole, with no
+ * length (Tables 106-120), so a request states how many bytes it means and the
+ * daemon pads the rest of the MAD's area with zeros. Received private data
+ * is always reported whole, with private_data_len set to the area's size,
+ * because the wire does not say how much of it the peer meant.
+ */
+
+/*
+ * Requests. Every request but HELLO, CREATE_ID, LIST and COUNTERS names an
+ * existing id of the same client as its first member; id 0 is refused.
+ */
+
+/* HELLO: the first request. */
+struct cmp_hello {
+	uint16_t min_version; /* the range the client speaks */
+	uint16_t max_version;
+	uint32_t rsvd0;
+	/* Shown by cmctl and in the daemon's log, so people can tell apps
+	 * apart; the daemon learns pid and uid from SO_PEERCRED instead. */
+	char name[CMP_CLIENT_NAME_SIZE];
+};
+
+/*
+ * HELLO_REPLY. On success version is the highest one both sides speak. On
+ * failure (status -EPROTONOSUPPORT) version is 0, and unlike every other
+ * reply the body is still filled in, so the client can say which versions
+ * the daemon would have taken.
+ */
+struct cmp_hello_reply {
+	int32_t status;
+	uint16_t version;
+	uint16_t min_version; /* the range the daemon speaks */
+	uint16_t max_version;
+	uint16_t rsvd0;
+	uint32_t max_ids; /* ids one client may hold at once */
+	uint32_t max_events; /* events the daemon queues for one client */
+	uint32_t max_msg; /* largest datagram; at most CMP_MSG_MAX */
+	char daemon_version[CMP_DAEMON_VERSION_SIZE];
+};
+
+/* CREATE_ID: a new id in IDLE; context comes back in every event. */
+struct cmp_create_id {
+	uint64_t context;
+	uint8_t qp_type; /* enum cmp_qp_type */
+	uint8_t rsvd0[7];
+};
+
+struct cmp_create_id_reply {
+	int32_t status;
+	uint32_t id;
+};
+
+/*
+ * A request that names only an id: DESTROY_ID, NOTIFY_ESTABLISHED and
+ * QUERY_ID.
+ *
+ * DESTROY_ID is final (rule 3): once its reply is sent no event for the id
+ * is sent again, and the daemon finishes the protocol on its own (REJ while
+ * the handshake is open, DREQ when established, DREP after a DREQ, then
+ * timewait). Destroying a passive id that still holds a listener's credit
+ * returns the credit. Events the daemon sent for the id before the reply
+ * may still sit in the socket ahead of it; the library drops them (they
+ * need no ACK_EVENT), so that its caller never sees one after destroy
+ * returns.
+ *
+ * NOTIFY_ESTABLISHED tells the daemon that the app's QP saw
+ * IBV_EVENT_COMM_EST, i.e. the peer's data arrived before its RTU (IBTA
+ * ch. 12, REP_SENT); the daemon moves the id to ESTABLISHED as if the RTU
+ * had come, and ignores the RTU if it comes later.
+ */
+struct cmp_id_ref {
+	uint32_t id;
+	uint32_t rsvd0;
+};
+
+/*
+ * SET_CONTEXT replaces the id's context. The next event carries the new
+ * one; an event already sent and not yet acknowledged keeps the old one.
+ */
+struct cmp_set_context {
+	uint32_t id;
+	uint32_t rsvd0;
+	uint64_t context;
+};
+
+/*
+ * LISTEN: the id serves every REQ (or SIDR_REQ, for a UD id) whose service
+ * id matches service_id under service_mask. backlog is the credit of rule
+ * 1, at least 1; a REQ that finds no credit is held with an MRA, and beyond
+ * the daemon's limit rejected. service_id may have no bit set outside
+ * service_mask, so that two listeners' claims can be compared.
+ */
+struct cmp_listen {
+	uint32_t id;
+	uint32_t backlog;
+	uint64_t service_id;
+	uint64_t service_mask;
+	struct cmp_port_sel port;
+};
+
+/*
+ * CONNECT: send a REQ (RC or UC ids). The app has created its QP and moved
+ * it to INIT; local_qpn and start_psn go into the REQ as they are. The QP
+ * type is the id's, fixed at CREATE_ID, and the REQ has no Q_Key for RC or
+ * UC (Table 106's Local Q_Key is for RD), so neither is repeated here.
+ * Exactly one first outcome follows: REP_RECEIVED, REJ_RECEIVED or
+ * CONNECT_ERROR.
+ */
+struct cmp_connect {
+	uint32_t id;
+	uint32_t local_qpn;
+	uint32_t start_psn;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t flow_control; /* 0 or 1: end-to-end flow control */
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq; /* 0 or 1 */
+	uint8_t max_cm_retries;
+	/* Table 106 Local CM Response Timeout: how long we take to answer. */
+	uint8_t local_cm_response_timeout;
+	/* Table 106 Remote CM Response Timeout: how long we wait for a REP. */
+	uint8_t remote_cm_response_timeout;
+	uint8_t private_data_len;
+	uint8_t rsvd0[2];
+	uint64_t service_id;
+	struct cmp_addr dst;
+	struct cmp_port_sel src;
+	struct cmp_path_set path;
+	uint8_t private_data[CM_REQ_PRIVATE_DATA_SIZE];
+	uint8_t rsvd1[4];
+};
+
+/*
+ * ACCEPT: send a REP for a REQ_RECEIVED id. It returns the listener's
+ * credit. The app's QP is in RTR by now so that the peer's first packet,
+ * which may come before the RTU, is not lost.
+ */
+struct cmp_accept {
+	uint32_t id;
+	uint32_t local_qpn;
+	uint32_t start_psn;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t target_ack_delay;
+	uint8_t failover; /* enum cmp_failover */
+	uint8_t flow_control;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint8_t private_data_len;
+	uint8_t private_data[CM_REP_PRIVATE_DATA_SIZE];
+};
+
+/*
+ * REJECT: send a REJ for a received REQ or REP (returning the credit of a
+ * REQ). reason is an IBTA Table 109 code (enum cm_rej_reason); apps will
+ * mostly send CM_REJ_CONSUMER_DEFINED with their own private data.
+ */
+struct cmp_reject {
+	uint32_t id;
+	uint16_t reason;
+	uint8_t ari_len;
+	uint8_t private_data_len;
+	uint8_t ari[CM_REJ_ARI_SIZE];
+	uint8_t private_data[CM_REJ_PRIVATE_DATA_SIZE];
+	uint8_t rsvd0[4];
+};
+
+/*
+ * RTU: the active side confirms a REP_RECEIVED once its QP is in RTS; the
+ * id is ESTABLISHED when the reply says so, and no event follows on this
+ * side.
+ */
+struct cmp_rtu {
+	uint32_t id;
+	uint8_t private_data_len;
+	uint8_t rsvd0[3];
+	uint8_t private_data[CM_RTU_PRIVATE_DATA_SIZE];
+};
+
+/*
+ * MRA: ask the peer for more time to answer the REQ, REP or LAP the id
+ * received (Table 107). service_timeout is the IBTA exponent. The daemon
+ * sends MRAs for held REQs itself; this is for apps that know they are
+ * slow.
+ */
+struct cmp_mra {
+	uint32_t id;
+	uint8_t service_timeout;
+	uint8_t private_data_len;
+	uint8_t rsvd0[2];
+	uint8_t private_data[CM_MRA_PRIVATE_DATA_SIZE];
+	uint8_t rsvd1[2];
+};
+
+/*
+ * DISCONNECT: send a DREQ, or the DREP when a DREQ was received. The limit
+ * is the DREQ's, the smaller of the two, so that the same call works in
+ * both states.
+ */
+struct cmp_disconnect {
+	uint32_t id;
+	uint8_t private_data_len;
+	uint8_t rsvd0[3];
+	uint8_t private_data[CM_DREQ_PRIVATE_DATA_SIZE];
+	uint8_t rsvd1[4];
+};
+
+/*
+ * LAP: propose alt_path as the connection's alternate path (Table 115);
+ * the answer is an APR_RECEIVED event. alt_path's mtu, pkey, pkey_index
+ * and packet_life_time are ignored (the LAP does not carry them) and may be
+ * 0; an empty dev_name means the primary path's device.
+ */
+struct cmp_lap {
+	uint32_t id;
+	uint8_t private_data_len;
+	uint8_t rsvd0[3];
+	struct cmp_path alt_path;
+	uint8_t private_data[CM_LAP_PRIVATE_DATA_SIZE];
+};
+
+/*
+ * APR: answer a LAP_RECEIVED. ap_status is an IBTA Table 117 code (enum
+ * cm_apr_status), info the additional information it calls for.
+ */
+struct cmp_apr {
+	uint32_t id;
+	uint8_t ap_status;
+	uint8_t info_len;
+	uint8_t private_data_len;
+	uint8_t rsvd0;
+	uint8_t info[CM_APR_INFO_SIZE];
+	uint8_t private_data[CM_APR_PRIVATE_DATA_SIZE];
+	uint8_t rsvd1[4];
+};
+
+/*
+ * SIDR_REQ: resolve a service to a UD QPN and Q_Key (UD ids). The outcome
+ * is SIDR_REP_RECEIVED or CONNECT_ERROR. pkey 0 lets the daemon take the
+ * port's default P_Key; zero retries and timeout take the daemon's
+ * defaults, because SIDR has no field to carry them to the peer.
+ */
+struct cmp_sidr_req {
+	uint32_t id;
+	uint16_t pkey;
+	uint8_t max_cm_retries;
+	uint8_t cm_response_timeout;
+	uint64_t service_id;
+	struct cmp_addr dst;
+	struct cmp_port_sel src;
+	uint8_t private_data_len;
+	uint8_t rsvd0[7];
+	uint8_t private_data[CM_SIDR_REQ_PRIVATE_DATA_SIZE];
+};
+
+/*
+ * SIDR_REP: answer a SIDR_REQ_RECEIVED. status is an IBTA Table 121 code
+ * (enum cm_sidr_status); qpn and qkey are the app's UD QP's, and mean
+ * something only with CM_SIDR_SUCCESS.
+ */
+struct cmp_sidr_rep {
+	uint32_t id;
+	uint32_t qpn;
+	uint32_t qkey;
+	uint8_t status;
+	uint8_t private_data_len;
+	uint8_t rsvd0[2];
+	uint8_t private_data[CM_SIDR_REP_PRIVATE_DATA_SIZE];
+};
+
+/*
+ * ACK_EVENT: the client is done with the id's event number seq (rule 2),
+ * and the daemon may send that id's next event. seq must be the id's
+ * outstanding event, else the reply is -EINVAL and nothing changes.
+ */
+struct cmp_ack_event {
+	uint32_t id;
+	uint32_t seq;
+};
+
+/*
+ * What QUERY_ID reports about one id. Negotiated values are the ones the
+ * app's QP should use: responder_resources becomes max_dest_rd_atomic and
+ * initiator_depth max_rd_atomic; the PSNs are the ones each side sends
+ * from. Members the state has not reached yet are 0.
+ */
+struct cmp_id_info {
+	uint32_t id;
+	uint32_t listen_id; /* the listener a passive id came from, or 0 */
+	uint64_t context;
+	uint64_t service_id;
+	uint64_t service_mask; /* listeners only */
+	uint64_t remote_ca_guid;
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint32_t local_qpn;
+	uint32_t remote_qpn;
+	uint32_t local_psn;
+	uint32_t remote_psn;
+	uint32_t qkey; /* UD: the peer's Q_Key from its SIDR_REP */
+	/* Listeners: rule 1's credit, how much of it REQs hold now, and how
+	 * many REQs wait (MRAed) for a credit to come back. */
+	uint32_t backlog;
+	uint32_t credits_in_use;
+	uint32_t held_reqs;
+	uint8_t state; /* enum cmp_state */
+	uint8_t lap_state; /* enum cmp_lap_state */
+	uint8_t qp_type; /* enum cmp_qp_type */
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t target_ack_delay;
+	uint8_t failover; /* enum cmp_failover */
+	uint8_t flow_control;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint8_t max_cm_retries;
+	uint8_t local_cm_response_timeout;
+	uint8_t remote_cm_response_timeout;
+	uint8_t has_alt_path; /* 0 or 1: alt_path is loaded */
+	uint8_t rsvd0;
+	struct cmp_path path;
+	struct cmp_path alt_path;
+};
+
+struct cmp_query_id_reply {
+	int32_t status;
+	uint32_t rsvd0;
+	struct cmp_id_info info;
+};
+
+/* What LIST returns. */
+enum cmp_list_filter {
+	CMP_LIST_FILTER_LISTENERS = 1,
+	CMP_LIST_FILTER_CONNECTIONS = 2,
+	CMP_LIST_FILTER_ALL = 3,
+};
+#define CMP_LIST_FILTER_MAX CMP_LIST_FILTER_ALL
+
+/*
+ * LIST: walk the daemon's ids (every client's, for cmctl), one batch per
+ * request. cursor is 0 for the first batch and the previous reply's
+ * next_cursor after that; it is opaque, so the daemon can resume after an
+ * id that was destroyed in between.
+ */
+struct cmp_list {
+	uint64_t cursor;
+	uint8_t filter; /* enum cmp_list_filter */
+	uint8_t rsvd0[7];
+};
+
+/* One id in a LIST batch. The owner is whom SO_PEERCRED named. */
+struct cmp_list_entry {
+	uint32_t id;
+	uint8_t state; /* enum cmp_state */
+	uint8_t lap_state; /* enum cmp_lap_state */
+	uint8_t qp_type; /* enum cmp_qp_type */
+	uint8_t rsvd0;
+	uint64_t service_id;
+	uint64_t service_mask; /* listeners only */
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint32_t owner_pid;
+	uint32_t owner_uid;
+	uint32_t backlog; /* listeners only, as in struct cmp_id_info */
+	uint32_t credits_in_use;
+	uint8_t remote_gid[CM_GID_SIZE];
+};
+
+/* As many entries as fit in CMP_MSG_MAX with the header and count. */
+#define CMP_LIST_BATCH_MAX 63
+
+/*
+ * LIST_REPLY. Its length depends on count: the datagram holds exactly
+ * count entries. next_cursor is 0 when the walk is done.
+ */
+struct cmp_list_reply {
+	int32_t status;
+	uint32_t count;
+	uint64_t next_cursor;
+	struct cmp_list_entry entries[CMP_LIST_BATCH_MAX];
+};
+
+/* Whose counters COUNTERS reads. */
+enum cmp_counter_scope {
+	CMP_COUNTER_SCOPE_GLOBAL = 1,
+	CMP_COUNTER_SCOPE_PORT = 2, /* dev_name and port_num name the port */
+	CMP_COUNTER_SCOPE_CLIENT = 3, /* the asking client's own */
+};
+#define CMP_COUNTER_SCOPE_MAX CMP_COUNTER_SCOPE_CLIENT
+
+/* COUNTERS: walk counters in batches; cursor as for LIST. */
+struct cmp_counters {
+	uint64_t cursor;
+	uint8_t scope; /* enum cmp_counter_scope */
+	uint8_t port_num; /* PORT scope only, 1-based */
+	uint8_t rsvd0[6];
+	char dev_name[CMP_DEV_NAME_SIZE]; /* PORT scope only */
+};
+
+/*
+ * One counter. Names are the daemon's ("req_sent", "rej_no_credit") and
+ * stable across releases, so scripts can read them.
+ */
+struct cmp_counter {
+	char name[CMP_COUNTER_NAME_SIZE];
+	uint64_t value;
+};
+
+#define CMP_COUNTERS_BATCH_MAX 101
+
+/* COUNTERS_REPLY: sized by count, like LIST_REPLY. */
+struct cmp_counters_reply {
+	int32_t status;
+	uint32_t count;
+	uint64_t next_cursor;
+	struct cmp_counter entries[CMP_COUNTERS_BATCH_MAX];
+};
+
+/*
+ * The reply to every other request, and the common start of every reply:
+ * status is 0 or a negative errno. When status is not 0, everything after
+ * it is zero (HELLO_REPLY excepted), so a client never reads half-filled
+ * results.
+ */
+struct cmp_reply {
+	int32_t status;
+	uint32_t rsvd0;
+};
+
+/* Event types. */
+enum cmp_event_type {
+	/* The first event of a new passive id (see struct cmp_ev_req). */
+	CMP_EVENT_REQ_RECEIVED = 1,
+	CMP_EVENT_REP_RECEIVED = 2,
+	/* Passive side: the RTU arrived (or NOTIFY_ESTABLISHED stood in). */
+	CMP_EVENT_ESTABLISHED = 3,
+	CMP_EVENT_REJ_RECEIVED = 4,
+	/* The handshake failed without a REJ: timeout or no route. */
+	CMP_EVENT_CONNECT_ERROR = 5,
+	/* The peer asked for more time; informational, no answer needed. */
+	CMP_EVENT_MRA_RECEIVED = 6,
+	/* Answer with DISCONNECT, which sends the DREP. */
+	CMP_EVENT_DREQ_RECEIVED = 7,
+	CMP_EVENT_DREP_RECEIVED = 8,
+	/* Our DREQ got no DREP; the id went to TIMEWAIT anyway. */
+	CMP_EVENT_DISCONNECT_TIMEOUT = 9,
+	/* Timewait is over: the QP may be reused (IBTA ch. 12, TimeWait). */
+	CMP_EVENT_TIMEWAIT_EXIT = 10,
+	CMP_EVENT_LAP_RECEIVED = 11,
+	/* The answer to our LAP; status -ETIMEDOUT if none came. */
+	CMP_EVENT_APR_RECEIVED = 12,
+	/* The first event of a new passive UD id. */
+	CMP_EVENT_SIDR_REQ_RECEIVED = 13,
+	CMP_EVENT_SIDR_REP_RECEIVED = 14,
+	/* The id's port went down (status -ENETDOWN); the id stays. */
+	CMP_EVENT_PORT_ERROR = 15,
+	/* The id's device is gone (status -ENODEV); destroy the id. */
+	CMP_EVENT_DEVICE_REMOVAL = 16,
+};
+#define CMP_EVENT_MAX CMP_EVENT_DEVICE_REMOVAL
+
+/*
+ * REQ_RECEIVED, the first event of a new passive id: the event's id is the
+ * new id, listen_id the listener whose credit it took. The new id starts
+ * with the listener's context, so this event names the listener's object;
+ * the app gives the new id its own context with SET_CONTEXT while handling
+ * it (rule 2). The values are the REQ's, from the requester's point of
+ * view: its responder resources bound our initiator depth and vice versa.
+ * path is the path the REQ asks for, reversed to our point of view.
+ */
+struct cmp_ev_req {
+	uint32_t listen_id;
+	uint32_t remote_comm_id;
+	uint32_t remote_qpn;
+	uint32_t start_psn;
+	uint64_t service_id;
+	uint64_t remote_ca_guid;
+	uint8_t qp_type; /* the REQ's transport: RC or UC */
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t flow_control;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint8_t private_data_len;
+	struct cmp_path path;
+	uint8_t private_data[CM_REQ_PRIVATE_DATA_SIZE];
+	uint8_t rsvd0[4];
+};
+
+/*
+ * REP_RECEIVED: the first outcome of a successful CONNECT. It carries the
+ * path too, so that an active app can move its QP to RTR and RTS and send
+ * the RTU without a QUERY_ID round trip.
+ */
+struct cmp_ev_rep {
+	uint32_t remote_qpn;
+	uint32_t start_psn;
+	uint64_t remote_ca_guid;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t target_ack_delay;
+	uint8_t failover; /* enum cmp_failover */
+	uint8_t flow_control;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint8_t private_data_len;
+	struct cmp_path path;
+	uint8_t private_data[CM_REP_PRIVATE_DATA_SIZE];
+	uint8_t rsvd0[4];
+};
+
+/* ESTABLISHED: the RTU's private data; length 0 after NOTIFY_ESTABLISHED. */
+struct cmp_ev_established {
+	uint8_t private_data_len;
+	uint8_t rsvd0[7];
+	uint8_t private_data[CM_RTU_PRIVATE_DATA_SIZE];
+};
+
+/* REJ_RECEIVED: reason is an IBTA Table 109 code. */
+struct cmp_ev_rej {
+	uint16_t reason;
+	uint8_t ari_len;
+	uint8_t private_data_len;
+	uint8_t rsvd0[4];
+	uint8_t ari[CM_REJ_ARI_SIZE];
+	uint8_t private_data[CM_REJ_PRIVATE_DATA_SIZE];
+	uint8_t rsvd1[4];
+};
+
+/*
+ * CONNECT_ERROR: msg is the message that got no answer after all retries
+ * (REQ, REP on the passive side, SIDR_REQ), or NONE when nothing could be
+ * sent; the event's status says why (-ETIMEDOUT, -EHOSTUNREACH, ...).
+ */
+struct cmp_ev_connect_error {
+	uint8_t msg; /* enum cmp_cm_msg */
+	uint8_t rsvd0[7];
+};
+
+/* MRA_RECEIVED: which of our messages (REQ, REP, LAP) the peer MRAed. */
+struct cmp_ev_mra {
+	uint8_t service_timeout;
+	uint8_t msg; /* enum cmp_cm_msg */
+	uint8_t rsvd0[6];
+};
+
+struct cmp_ev_dreq {
+	uint8_t private_data_len;
+	uint8_t rsvd0[7];
+	uint8_t private_data[CM_DREQ_PRIVATE_DATA_SIZE];
+	uint8_t rsvd1[4];
+};
+
+struct cmp_ev_drep {
+	uint8_t private_data_len;
+	uint8_t rsvd0[7];
+	uint8_t private_data[CM_DREP_PRIVATE_DATA_SIZE];
+};
+
+/* LAP_RECEIVED: the proposed alternate path; answer with APR. */
+struct cmp_ev_lap {
+	struct cmp_path alt_path;
+	uint8_t private_data_len;
+	uint8_t rsvd0[7];
+	uint8_t private_data[CM_LAP_PRIVATE_DATA_SIZE];
+};
+
+/* APR_RECEIVED: ap_status is an IBTA Table 117 code. */
+struct cmp_ev_apr {
+	uint8_t ap_status;
+	uint8_t info_len;
+	uint8_t private_data_len;
+	uint8_t rsvd0[5];
+	uint8_t info[CM_APR_INFO_SIZE];
+	uint8_t private_data[CM_APR_PRIVATE_DATA_SIZE];
+	uint8_t rsvd1[4];
+};
+
+/*
+ * SIDR_REQ_RECEIVED, the first event of a new passive UD id, with the
+ * listener's context as for REQ_RECEIVED. path leads back to the requester.
+ */
+struct cmp_ev_sidr_req {
+	uint32_t listen_id;
+	uint8_t private_data_len;
+	uint8_t rsvd0[3];
+	uint64_t service_id;
+	struct cmp_path path;
+	uint8_t private_data[CM_SIDR_REQ_PRIVATE_DATA_SIZE];
+};
+
+/*
+ * SIDR_REP_RECEIVED: status is an IBTA Table 121 code; path is the one the
+ * SIDR_REQ took, for the app's address handle.
+ */
+struct cmp_ev_sidr_rep {
+	uint32_t qpn;
+	uint32_t qkey;
+	uint8_t status;
+	uint8_t private_data_len;
+	uint8_t rsvd0[6];
+	struct cmp_path path;
+	uint8_t private_data[CM_SIDR_REP_PRIVATE_DATA_SIZE];
+};
+
+/* PORT_ERROR and DEVICE_REMOVAL: the port the id was using. */
+struct cmp_ev_port {
+	uint8_t port_num;
+	uint8_t rsvd0[7];
+	char dev_name[CMP_DEV_NAME_SIZE];
+};
+
+/*
+ * EVENT. Its length is the common part plus the body of its event type
+ * (cmp_event_body_size()); DISCONNECT_TIMEOUT and TIMEWAIT_EXIT have no
+ * body.
+ *
+ * The header's seq is the id's event sequence number: 1 for an id's first
+ * event, one more for each later one, never 0. At most one event per id is
+ * unacknowledged (rule 2). context is the id's context when the event was
+ * sent.
+ */
+struct cmp_event {
+	uint32_t id;
+	uint16_t type; /* enum cmp_event_type */
+	uint16_t rsvd0;
+	int32_t status; /* 0, or a negative errno saying what went wrong */
+	uint32_t rsvd1;
+	uint64_t context;
+	union {
+		struct cmp_ev_req req_received;
+		struct cmp_ev_rep rep_received;
+		struct cmp_ev_established established;
+		struct cmp_ev_rej rej_received;
+		struct cmp_ev_connect_error connect_error;
+		struct cmp_ev_mra mra_received;
+		struct cmp_ev_dreq dreq_received;
+		struct cmp_ev_drep drep_received;
+		struct cmp_ev_lap lap_received;
+		struct cmp_ev_apr apr_received;
+		struct cmp_ev_sidr_req sidr_req_received;
+		struct cmp_ev_sidr_rep sidr_rep_received;
+		struct cmp_ev_port port; /* PORT_ERROR, DEVICE_REMOVAL */
+	};
+};
+
+/*
+ * One message, decoded: the header and the body of hdr.type. body spans
+ * the whole union so that sizeof(struct cmp_msg) is CMP_MSG_MAX, and a
+ * struct cmp_msg is also a large enough receive buffer.
+ */
+struct cmp_msg {
+	struct cmp_hdr hdr;
+	union {
+		struct cmp_hello hello;
+		struct cmp_hello_reply hello_reply;
+		struct cmp_create_id create_id;
+		struct cmp_create_id_reply create_id_reply;
+		struct cmp_id_ref destroy_id;
+		struct cmp_set_context set_context;
+		struct cmp_listen listen;
+		struct cmp_connect connect;
+		struct cmp_accept accept;
+		struct cmp_reject reject;
+		struct cmp_rtu rtu;
+		struct cmp_id_ref notify_established;
+		struct cmp_mra mra;
+		struct cmp_disconnect disconnect;
+		struct cmp_lap lap;
+		struct cmp_apr apr;
+		struct cmp_sidr_req sidr_req;
+		struct cmp_sidr_rep sidr_rep;
+		struct cmp_ack_event ack_event;
+		struct cmp_id_ref query_id;
+		struct cmp_query_id_reply query_id_reply;
+		struct cmp_list list;
+		struct cmp_list_reply list_reply;
+		struct cmp_counters counters;
+		struct cmp_counters_reply counters_reply;
+		/* Every reply type, read as its common start. */
+		struct cmp_reply reply;
+		struct cmp_event event;
+		uint8_t body[CMP_MSG_MAX - sizeof(struct cmp_hdr)];
+	};
+};
+
+/*
+ * Zero *msg and fill its header: the version this build sends
+ * (CMP_VERSION_HELLO for HELLO and HELLO_REPLY, CMP_VERSION otherwise), the
+ * type and seq. Starting from zero is what makes reserved members and
+ * unused tails zero, as the encoder requires.
+ */
+void cmp_msg_init(struct cmp_msg *msg, enum cmp_type type, uint32_t seq);
+
+/*
+ * Apply every check the decoder applies to the content of *msg (all but
+ * the length checks, since hdr.length is not read). Returns 0, or
+ * -EPROTO / -EBADMSG with *why naming the check that failed. why may be
+ * NULL. Lets a sender find out why cmp_encode() refused a message.
+ */
+int cmp_check(const struct cmp_msg *msg, const char **why);
+
+/*
+ * Encode *msg into buf. The length in the encoded header is computed from
+ * the type (and the count or event type), msg->hdr.length is ignored.
+ * Returns the number of bytes to send, -EINVAL when cmp_check() refuses the
+ * message, or -EMSGSIZE when size is too small.
+ */
+ssize_t cmp_encode(const struct cmp_msg *msg, void *buf, size_t size);
+
+/*
+ * Decode one received datagram of len bytes. Returns 0 with *msg filled
+ * (and every byte of it beyond the message zero), or:
+ *   -EMSGSIZE  len is larger than CMP_MSG_MAX;
+ *   -EPROTO    the header's version is one this build does not speak;
+ *   -EBADMSG   anything else is wrong.
+ * On failure *why (if why is not NULL) points to a static text naming the
+ * check, for the log; on success it is set to NULL. Reads buf[0..len)
+ * only. Decoding is stateless: whether the version is the negotiated one,
+ * and whether the type is one this side should receive, is the caller's to
+ * check.
+ */
+int cmp_decode(const void *buf, size_t len, struct cmp_msg *msg,
+	       const char **why);
+
+/*
+ * The size of an event type's body, or -1 for an unknown type. Exposed so
+ * that the daemon can size event queue entries per type.
+ */
+ssize_t cmp_event_body_size(enum cmp_event_type type);
+
+/* Names for logs and cmctl ("CONNECT", "REQ_RECEIVED", "MRA_REP_SENT"). */
+const char *cmp_type_name(enum cmp_type type);
+const char *cmp_event_name(enum cmp_event_type type);
+const char *cmp_state_name(enum cmp_state state);
+const char *cmp_lap_state_name(enum cmp_lap_state state);
+
+/*
+ * The layout, pinned. Sizes of every struct, and offsets where a mistake
+ * would be easy or costly.
+ */
+#define CMP_ASSERT_SIZE(type, size)                                            \
+	_Static_assert(sizeof(struct type) == (size), #type " size")
+#define CMP_ASSERT_OFF(type, member, off)                                      \
+	_Static_assert(offsetof(struct type, member) == (off),                 \
+		       #type "." #member " offset")
+
+CMP_ASSERT_SIZE(cmp_hdr, 16);
+CMP_ASSERT_OFF(cmp_hdr, version, 0);
+CMP_ASSERT_OFF(cmp_hdr, type, 2);
+CMP_ASSERT_OFF(cmp_hdr, length, 4);
+CMP_ASSERT_OFF(cmp_hdr, seq, 8);
+CMP_ASSERT_OFF(cmp_hdr, rsvd0, 12);
+
+CMP_ASSERT_SIZE(cmp_path, 120);
+CMP_ASSERT_OFF(cmp_path, port_num, 12);
+CMP_ASSERT_OFF(cmp_path, packet_life_time, 21);
+CMP_ASSERT_OFF(cmp_path, local_gid, 24);
+CMP_ASSERT_OFF(cmp_path, remote_gid, 40);
+CMP_ASSERT_OFF(cmp_path, dev_name, 56);
+CMP_ASSERT_SIZE(cmp_port_sel, 88);
+CMP_ASSERT_OFF(cmp_port_sel, gid, 8);
+CMP_ASSERT_OFF(cmp_port_sel, dev_name, 24);
+CMP_ASSERT_SIZE(cmp_addr, 24);
+CMP_ASSERT_OFF(cmp_addr, lid, 2);
+CMP_ASSERT_OFF(cmp_addr, addr, 8);
+CMP_ASSERT_SIZE(cmp_path_set, 16);
+CMP_ASSERT_OFF(cmp_path_set, local_ack_timeout, 15);
+
+CMP_ASSERT_SIZE(cmp_hello, 40);
+CMP_ASSERT_OFF(cmp_hello, name, 8);
+CMP_ASSERT_SIZE(cmp_hello_reply, 56);
+CMP_ASSERT_OFF(cmp_hello_reply, version, 4);
+CMP_ASSERT_OFF(cmp_hello_reply, max_ids, 12);
+CMP_ASSERT_OFF(cmp_hello_reply, daemon_version, 24);
+CMP_ASSERT_SIZE(cmp_create_id, 16);
+CMP_ASSERT_SIZE(cmp_create_id_reply, 8);
+CMP_ASSERT_SIZE(cmp_id_ref, 8);
+CMP_ASSERT_SIZE(cmp_set_context, 16);
+CMP_ASSERT_OFF(cmp_set_context, context, 8);
+CMP_ASSERT_SIZE(cmp_listen, 112);
+CMP_ASSERT_OFF(cmp_listen, service_id, 8);
+CMP_ASSERT_OFF(cmp_listen, port, 24);
+CMP_ASSERT_SIZE(cmp_connect, 256);
+CMP_ASSERT_OFF(cmp_connect, private_data_len, 21);
+CMP_ASSERT_OFF(cmp_connect, service_id, 24);
+CMP_ASSERT_OFF(cmp_connect, dst, 32);
+CMP_ASSERT_OFF(cmp_connect, src, 56);
+CMP_ASSERT_OFF(cmp_connect, path, 144);
+CMP_ASSERT_OFF(cmp_connect, private_data, 160);
+CMP_ASSERT_SIZE(cmp_accept, 216);
+CMP_ASSERT_OFF(cmp_accept, private_data, 20);
+CMP_ASSERT_SIZE(cmp_reject, 232);
+CMP_ASSERT_OFF(cmp_reject, ari, 8);
+CMP_ASSERT_OFF(cmp_reject, private_data, 80);
+CMP_ASSERT_SIZE(cmp_rtu, 232);
+CMP_ASSERT_OFF(cmp_rtu, private_data, 8);
+CMP_ASSERT_SIZE(cmp_mra, 232);
+CMP_ASSERT_OFF(cmp_mra, private_data, 8);
+CMP_ASSERT_SIZE(cmp_disconnect, 232);
+CMP_ASSERT_OFF(cmp_disconnect, private_data, 8);
+CMP_ASSERT_SIZE(cmp_lap, 296);
+CMP_ASSERT_OFF(cmp_lap, alt_path, 8);
+CMP_ASSERT_OFF(cmp_lap, private_data, 128);
+CMP_ASSERT_SIZE(cmp_apr, 232);
+CMP_ASSERT_OFF(cmp_apr, info, 8);
+CMP_ASSERT_OFF(cmp_apr, private_data, 80);
+CMP_ASSERT_SIZE(cmp_sidr_req, 352);
+CMP_ASSERT_OFF(cmp_sidr_req, dst, 16);
+CMP_ASSERT_OFF(cmp_sidr_req, src, 40);
+CMP_ASSERT_OFF(cmp_sidr_req, private_data, 136);
+CMP_ASSERT_SIZE(cmp_sidr_rep, 152);
+CMP_ASSERT_OFF(cmp_sidr_rep, private_data, 16);
+CMP_ASSERT_SIZE(cmp_ack_event, 8);
+CMP_ASSERT_SIZE(cmp_id_info, 336);
+CMP_ASSERT_OFF(cmp_id_info, local_comm_id, 40);
+CMP_ASSERT_OFF(cmp_id_info, state, 80);
+CMP_ASSERT_OFF(cmp_id_info, path, 96);
+CMP_ASSERT_OFF(cmp_id_info, alt_path, 216);
+CMP_ASSERT_SIZE(cmp_query_id_reply, 344);
+CMP_ASSERT_OFF(cmp_query_id_reply, info, 8);
+CMP_ASSERT_SIZE(cmp_list, 16);
+CMP_ASSERT_SIZE(cmp_list_entry, 64);
+CMP_ASSERT_OFF(cmp_list_entry, owner_pid, 32);
+CMP_ASSERT_OFF(cmp_list_entry, remote_gid, 48);
+CMP_ASSERT_OFF(cmp_list_reply, entries, 16);
+CMP_ASSERT_SIZE(cmp_counters, 80);
+CMP_ASSERT_OFF(cmp_counters, dev_name, 16);
+CMP_ASSERT_SIZE(cmp_counter, 40);
+CMP_ASSERT_OFF(cmp_counters_reply, entries, 16);
+CMP_ASSERT_SIZE(cmp_reply, 8);
+
+CMP_ASSERT_SIZE(cmp_ev_req, 256);
+CMP_ASSERT_OFF(cmp_ev_req, path, 40);
+CMP_ASSERT_OFF(cmp_ev_req, private_data, 160);
+CMP_ASSERT_SIZE(cmp_ev_rep, 344);
+CMP_ASSERT_OFF(cmp_ev_rep, path, 24);
+CMP_ASSERT_OFF(cmp_ev_rep, private_data, 144);
+CMP_ASSERT_SIZE(cmp_ev_established, 232);
+CMP_ASSERT_SIZE(cmp_ev_rej, 232);
+CMP_ASSERT_OFF(cmp_ev_rej, private_data, 80);
+CMP_ASSERT_SIZE(cmp_ev_connect_error, 8);
+CMP_ASSERT_SIZE(cmp_ev_mra, 8);
+CMP_ASSERT_SIZE(cmp_ev_dreq, 232);
+CMP_ASSERT_SIZE(cmp_ev_drep, 232);
+CMP_ASSERT_SIZE(cmp_ev_lap, 296);
+CMP_ASSERT_OFF(cmp_ev_lap, private_data, 128);
+CMP_ASSERT_SIZE(cmp_ev_apr, 232);
+CMP_ASSERT_OFF(cmp_ev_apr, private_data, 80);
+CMP_ASSERT_SIZE(cmp_ev_sidr_req, 352);
+CMP_ASSERT_OFF(cmp_ev_sidr_req, path, 16);
+CMP_ASSERT_SIZE(cmp_ev_sidr_rep, 272);
+CMP_ASSERT_OFF(cmp_ev_sidr_rep, path, 16);
+CMP_ASSERT_SIZE(cmp_ev_port, 72);
+CMP_ASSERT_OFF(cmp_event, type, 4);
+CMP_ASSERT_OFF(cmp_event, status, 8);
+CMP_ASSERT_OFF(cmp_event, context, 16);
+CMP_ASSERT_OFF(cmp_event, req_received, 24);
+
+CMP_ASSERT_OFF(cmp_msg, body, 16);
+CMP_ASSERT_SIZE(cmp_msg, CMP_MSG_MAX);
+/* A full batch fits; one entry more would not. */
+#define CMP_BATCH_BYTES(reply, entry, n)                                       \
+	(sizeof(struct cmp_hdr) + offsetof(struct reply, entries) +            \
+	 (n) * sizeof(struct entry))
+_Static_assert(CMP_BATCH_BYTES(cmp_list_reply, cmp_list_entry,
+			       CMP_LIST_BATCH_MAX) <= CMP_MSG_MAX,
+	       "a full LIST batch fits");
+_Static_assert(CMP_BATCH_BYTES(cmp_list_reply, cmp_list_entry,
+			       CMP_LIST_BATCH_MAX + 1) > CMP_MSG_MAX,
+	       "LIST batches are as large as they can be");
+_Static_assert(CMP_BATCH_BYTES(cmp_counters_reply, cmp_counter,
+			       CMP_COUNTERS_BATCH_MAX) <= CMP_MSG_MAX,
+	       "a full COUNTERS batch fits");
+_Static_assert(CMP_BATCH_BYTES(cmp_counters_reply, cmp_counter,
+			       CMP_COUNTERS_BATCH_MAX + 1) > CMP_MSG_MAX,
+	       "COUNTERS batches are as large as they can be");
+#undef CMP_BATCH_BYTES
+
+#undef CMP_ASSERT_SIZE
+#undef CMP_ASSERT_OFF
+
+#endif

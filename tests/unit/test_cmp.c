@@ -1,0 +1,1681 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the client<->daemon protocol (proto/cmp.c).
+ *
+ * Every request, reply and event type is built with distinctive values,
+ * encoded, decoded and compared; the header layout is pinned by hand-written
+ * bytes; a malformed corpus proves that each check fires with its own
+ * reason; and every truncation and every single-byte corruption of every
+ * valid message is decoded from an exactly sized heap buffer, so that
+ * AddressSanitizer catches any read past the datagram.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cmp.h"
+
+/* One example message: a type, and for EVENT the event type. */
+struct example {
+	enum cmp_type type;
+	enum cmp_event_type event;
+};
+
+static void fill_bytes(uint8_t *p, size_t n, uint8_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i);
+}
+
+/* Private data of len bytes, the rest of the area left zero. */
+#define FILL_DATA(lenf, data, len, seed)                                       \
+	do {                                                                   \
+		(lenf) = (len);                                                \
+		fill_bytes((data), (len), (seed));                             \
+	} while (0)
+
+static void fill_path(struct cmp_path *p, uint8_t seed)
+{
+	p->flow_label = 0xabcde;
+	p->local_lid = 0x0012;
+	p->remote_lid = 0x0034;
+	p->pkey = 0xffff;
+	p->pkey_index = 1;
+	p->port_num = 1;
+	p->mtu = CM_MTU_4096;
+	p->sl = 3;
+	p->traffic_class = 0x20;
+	p->hop_limit = 64;
+	p->packet_rate = 7;
+	p->local_ack_timeout = 14;
+	p->sgid_index = 2;
+	p->grh = 1;
+	p->packet_life_time = 18;
+	fill_bytes(p->local_gid, sizeof(p->local_gid), seed);
+	fill_bytes(p->remote_gid, sizeof(p->remote_gid), (uint8_t)(seed + 64));
+	snprintf(p->dev_name, sizeof(p->dev_name), "rxe%u", seed % 10);
+}
+
+static void fill_gid_dst(struct cmp_addr *a)
+{
+	a->family = CMP_AF_GID;
+	fill_bytes(a->addr, sizeof(a->addr), 0xfe);
+}
+
+static void build_event(struct cmp_msg *m, enum cmp_event_type ev)
+{
+	struct cmp_event *e = &m->event;
+
+	cmp_msg_init(m, CMP_TYPE_EVENT, 3);
+	e->id = 77;
+	e->type = ev;
+	e->context = 0xc0ffee0000c0ffeeULL;
+	switch (ev) {
+	case CMP_EVENT_REQ_RECEIVED:
+		e->req_received.listen_id = 5;
+		e->req_received.remote_comm_id = 0xdeadbeef;
+		e->req_received.remote_qpn = 0x123456;
+		e->req_received.start_psn = 0xabcdef;
+		e->req_received.service_id = 0x0000000001060000ULL | 7471;
+		e->req_received.remote_ca_guid = 0x0002c90300a1b2c3ULL;
+		e->req_received.qp_type = CMP_QP_TYPE_RC;
+		e->req_received.responder_resources = 16;
+		e->req_received.initiator_depth = 8;
+		e->req_received.flow_control = 1;
+		e->req_received.retry_count = 7;
+		e->req_received.rnr_retry_count = 6;
+		e->req_received.srq = 1;
+		fill_path(&e->req_received.path, 1);
+		FILL_DATA(e->req_received.private_data_len,
+			  e->req_received.private_data,
+			  CM_REQ_PRIVATE_DATA_SIZE, 1);
+		break;
+	case CMP_EVENT_REP_RECEIVED:
+		e->rep_received.remote_qpn = 0x654321;
+		e->rep_received.start_psn = 0x000001;
+		e->rep_received.remote_ca_guid = 0x0002c90300d4e5f6ULL;
+		e->rep_received.responder_resources = 4;
+		e->rep_received.initiator_depth = 2;
+		e->rep_received.target_ack_delay = 15;
+		e->rep_received.failover = CMP_FAILOVER_NOT_SUPPORTED;
+		e->rep_received.flow_control = 1;
+		e->rep_received.rnr_retry_count = 7;
+		e->rep_received.srq = 0;
+		fill_path(&e->rep_received.path, 2);
+		FILL_DATA(e->rep_received.private_data_len,
+			  e->rep_received.private_data,
+			  CM_REP_PRIVATE_DATA_SIZE, 2);
+		break;
+	case CMP_EVENT_ESTABLISHED:
+		FILL_DATA(e->established.private_data_len,
+			  e->established.private_data, CM_RTU_PRIVATE_DATA_SIZE,
+			  3);
+		break;
+	case CMP_EVENT_REJ_RECEIVED:
+		e->rej_received.reason = CM_REJ_CONSUMER_DEFINED;
+		FILL_DATA(e->rej_received.ari_len, e->rej_received.ari, 9, 4);
+		FILL_DATA(e->rej_received.private_data_len,
+			  e->rej_received.private_data,
+			  CM_REJ_PRIVATE_DATA_SIZE, 5);
+		break;
+	case CMP_EVENT_CONNECT_ERROR:
+		e->status = -ETIMEDOUT;
+		e->connect_error.msg = CMP_CM_MSG_REQ;
+		break;
+	case CMP_EVENT_MRA_RECEIVED:
+		e->mra_received.service_timeout = 20;
+		e->mra_received.msg = CMP_CM_MSG_REP;
+		break;
+	case CMP_EVENT_DREQ_RECEIVED:
+		FILL_DATA(e->dreq_received.private_data_len,
+			  e->dreq_received.private_data,
+			  CM_DREQ_PRIVATE_DATA_SIZE, 6);
+		break;
+	case CMP_EVENT_DREP_RECEIVED:
+		FILL_DATA(e->drep_received.private_data_len,
+			  e->drep_received.private_data,
+			  CM_DREP_PRIVATE_DATA_SIZE, 7);
+		break;
+	case CMP_EVENT_DISCONNECT_TIMEOUT:
+		e->status = -ETIMEDOUT;
+		break;
+	case CMP_EVENT_TIMEWAIT_EXIT:
+		break;
+	case CMP_EVENT_LAP_RECEIVED:
+		fill_path(&e->lap_received.alt_path, 8);
+		FILL_DATA(e->lap_received.private_data_len,
+			  e->lap_received.private_data,
+			  CM_LAP_PRIVATE_DATA_SIZE, 8);
+		break;
+	case CMP_EVENT_APR_RECEIVED:
+		e->apr_received.ap_status = CM_APR_REJECTED;
+		FILL_DATA(e->apr_received.info_len, e->apr_received.info, 72,
+			  9);
+		FILL_DATA(e->apr_received.private_data_len,
+			  e->apr_received.private_data,
+			  CM_APR_PRIVATE_DATA_SIZE, 9);
+		break;
+	case CMP_EVENT_SIDR_REQ_RECEIVED:
+		e->sidr_req_received.listen_id = 6;
+		e->sidr_req_received.service_id = 0x0000000002110000ULL | 99;
+		fill_path(&e->sidr_req_received.path, 10);
+		FILL_DATA(e->sidr_req_received.private_data_len,
+			  e->sidr_req_received.private_data,
+			  CM_SIDR_REQ_PRIVATE_DATA_SIZE, 10);
+		break;
+	case CMP_EVENT_SIDR_REP_RECEIVED:
+		e->sidr_rep_received.qpn = 0x00beef;
+		e->sidr_rep_received.qkey = 0x80010000;
+		e->sidr_rep_received.status = CM_SIDR_SUCCESS;
+		fill_path(&e->sidr_rep_received.path, 11);
+		FILL_DATA(e->sidr_rep_received.private_data_len,
+			  e->sidr_rep_received.private_data,
+			  CM_SIDR_REP_PRIVATE_DATA_SIZE, 11);
+		break;
+	case CMP_EVENT_PORT_ERROR:
+	case CMP_EVENT_DEVICE_REMOVAL:
+		e->status = ev == CMP_EVENT_PORT_ERROR ? -ENETDOWN : -ENODEV;
+		e->port.port_num = 2;
+		snprintf(e->port.dev_name, sizeof(e->port.dev_name), "mlx5_1");
+		break;
+	}
+}
+
+static void build_id_info(struct cmp_id_info *i)
+{
+	i->id = 42;
+	i->listen_id = 5;
+	i->context = 0x1234;
+	i->service_id = 0x0000000001060000ULL | 18515;
+	i->remote_ca_guid = 0x0002c90300a1b2c3ULL;
+	i->local_comm_id = 0x11111111;
+	i->remote_comm_id = 0x22222222;
+	i->local_qpn = 0x000101;
+	i->remote_qpn = 0x000202;
+	i->local_psn = 0x303030;
+	i->remote_psn = 0x404040;
+	i->state = CMP_STATE_ESTABLISHED;
+	i->lap_state = CMP_LAP_STATE_MRA_LAP_RCVD;
+	i->qp_type = CMP_QP_TYPE_RC;
+	i->responder_resources = 16;
+	i->initiator_depth = 16;
+	i->target_ack_delay = 10;
+	i->failover = CMP_FAILOVER_ACCEPTED;
+	i->flow_control = 1;
+	i->retry_count = 7;
+	i->rnr_retry_count = 7;
+	i->srq = 0;
+	i->max_cm_retries = 15;
+	i->local_cm_response_timeout = 20;
+	i->remote_cm_response_timeout = 21;
+	i->has_alt_path = 1;
+	fill_path(&i->path, 20);
+	fill_path(&i->alt_path, 21);
+}
+
+/* A valid message of the example's type, every field given a value. */
+static void build(struct cmp_msg *m, struct example ex)
+{
+	if (ex.type == CMP_TYPE_EVENT) {
+		build_event(m, ex.event);
+		return;
+	}
+	cmp_msg_init(m, ex.type, 0x01020304);
+	switch (ex.type) {
+	case CMP_TYPE_HELLO:
+		m->hello.min_version = CMP_VERSION_MIN;
+		m->hello.max_version = CMP_VERSION_MAX;
+		snprintf(m->hello.name, sizeof(m->hello.name), "test_cmp");
+		break;
+	case CMP_TYPE_HELLO_REPLY:
+		m->hello_reply.version = CMP_VERSION;
+		m->hello_reply.min_version = CMP_VERSION_MIN;
+		m->hello_reply.max_version = CMP_VERSION_MAX;
+		m->hello_reply.max_ids = 4096;
+		m->hello_reply.max_events = 65536;
+		m->hello_reply.max_msg = CMP_MSG_MAX;
+		snprintf(m->hello_reply.daemon_version,
+			 sizeof(m->hello_reply.daemon_version), "0.1.0");
+		break;
+	case CMP_TYPE_CREATE_ID:
+		m->create_id.context = 0x1122334455667788ULL;
+		m->create_id.qp_type = CMP_QP_TYPE_UC;
+		break;
+	case CMP_TYPE_CREATE_ID_REPLY:
+		m->create_id_reply.id = 42;
+		break;
+	case CMP_TYPE_DESTROY_ID:
+	case CMP_TYPE_NOTIFY_ESTABLISHED:
+	case CMP_TYPE_QUERY_ID:
+		m->destroy_id.id = 42;
+		break;
+	case CMP_TYPE_SET_CONTEXT:
+		m->set_context.id = 42;
+		m->set_context.context = 0x8877665544332211ULL;
+		break;
+	case CMP_TYPE_LISTEN:
+		m->listen.id = 42;
+		m->listen.backlog = 128;
+		m->listen.service_id = 0x0000000001060000ULL;
+		m->listen.service_mask = 0xffffffffffff0000ULL;
+		m->listen.port.kind = CMP_SEL_PORT;
+		m->listen.port.port_num = 1;
+		snprintf(m->listen.port.dev_name,
+			 sizeof(m->listen.port.dev_name), "mlx5_0");
+		break;
+	case CMP_TYPE_CONNECT:
+		m->connect.id = 42;
+		m->connect.local_qpn = 0x000abc;
+		m->connect.start_psn = 0xfedcba;
+		m->connect.responder_resources = 16;
+		m->connect.initiator_depth = 16;
+		m->connect.flow_control = 1;
+		m->connect.retry_count = 7;
+		m->connect.rnr_retry_count = 7;
+		m->connect.srq = 1;
+		m->connect.max_cm_retries = 15;
+		m->connect.local_cm_response_timeout = 20;
+		m->connect.remote_cm_response_timeout = 22;
+		m->connect.service_id = 0x0000000001060000ULL | 18515;
+		fill_gid_dst(&m->connect.dst);
+		m->connect.src.kind = CMP_SEL_GID;
+		fill_bytes(m->connect.src.gid, CM_GID_SIZE, 0x80);
+		m->connect.path.flags = CMP_PATH_FLAG_MTU | CMP_PATH_FLAG_SL |
+					CMP_PATH_FLAG_PKEY |
+					CMP_PATH_FLAG_FLOW_LABEL;
+		m->connect.path.mtu = CM_MTU_1024;
+		m->connect.path.sl = 5;
+		m->connect.path.pkey = 0x8001;
+		m->connect.path.flow_label = 0x12345;
+		/* 36 bytes of CMA header and some of the app's own. */
+		FILL_DATA(m->connect.private_data_len, m->connect.private_data,
+			  56, 0x30);
+		break;
+	case CMP_TYPE_ACCEPT:
+		m->accept.id = 42;
+		m->accept.local_qpn = 0x000def;
+		m->accept.start_psn = 0x010203;
+		m->accept.responder_resources = 8;
+		m->accept.initiator_depth = 4;
+		m->accept.target_ack_delay = 31;
+		m->accept.failover = CMP_FAILOVER_REJECTED;
+		m->accept.flow_control = 1;
+		m->accept.rnr_retry_count = 3;
+		m->accept.srq = 1;
+		FILL_DATA(m->accept.private_data_len, m->accept.private_data,
+			  CM_REP_PRIVATE_DATA_SIZE, 0x40);
+		break;
+	case CMP_TYPE_REJECT:
+		m->reject.id = 42;
+		m->reject.reason = CM_REJ_CONSUMER_DEFINED;
+		FILL_DATA(m->reject.ari_len, m->reject.ari, CM_REJ_ARI_SIZE,
+			  0x50);
+		FILL_DATA(m->reject.private_data_len, m->reject.private_data,
+			  17, 0x51);
+		break;
+	case CMP_TYPE_RTU:
+		m->rtu.id = 42;
+		FILL_DATA(m->rtu.private_data_len, m->rtu.private_data,
+			  CM_RTU_PRIVATE_DATA_SIZE, 0x60);
+		break;
+	case CMP_TYPE_MRA:
+		m->mra.id = 42;
+		m->mra.service_timeout = 23;
+		FILL_DATA(m->mra.private_data_len, m->mra.private_data,
+			  CM_MRA_PRIVATE_DATA_SIZE, 0x70);
+		break;
+	case CMP_TYPE_DISCONNECT:
+		m->disconnect.id = 42;
+		FILL_DATA(m->disconnect.private_data_len,
+			  m->disconnect.private_data, 1, 0x80);
+		break;
+	case CMP_TYPE_LAP:
+		m->lap.id = 42;
+		fill_path(&m->lap.alt_path, 0x90);
+		m->lap.alt_path.mtu = 0;
+		FILL_DATA(m->lap.private_data_len, m->lap.private_data,
+			  CM_LAP_PRIVATE_DATA_SIZE, 0x90);
+		break;
+	case CMP_TYPE_APR:
+		m->apr.id = 42;
+		m->apr.ap_status = CM_APR_INVALID_SL;
+		FILL_DATA(m->apr.info_len, m->apr.info, 2, 0xa0);
+		FILL_DATA(m->apr.private_data_len, m->apr.private_data,
+			  CM_APR_PRIVATE_DATA_SIZE, 0xa1);
+		break;
+	case CMP_TYPE_SIDR_REQ:
+		m->sidr_req.id = 42;
+		m->sidr_req.pkey = 0xffff;
+		m->sidr_req.max_cm_retries = 3;
+		m->sidr_req.cm_response_timeout = 18;
+		m->sidr_req.service_id = 0x0000000002110000ULL | 4791;
+		m->sidr_req.dst.family = CMP_AF_IPV4;
+		m->sidr_req.dst.addr[0] = 192;
+		m->sidr_req.dst.addr[1] = 168;
+		m->sidr_req.dst.addr[2] = 7;
+		m->sidr_req.dst.addr[3] = 9;
+		FILL_DATA(m->sidr_req.private_data_len,
+			  m->sidr_req.private_data,
+			  CM_SIDR_REQ_PRIVATE_DATA_SIZE, 0xb0);
+		break;
+	case CMP_TYPE_SIDR_REP:
+		m->sidr_rep.id = 42;
+		m->sidr_rep.qpn = 0x0000ab;
+		m->sidr_rep.qkey = 0x11111111;
+		m->sidr_rep.status = CM_SIDR_SUCCESS;
+		FILL_DATA(m->sidr_rep.private_data_len,
+			  m->sidr_rep.private_data,
+			  CM_SIDR_REP_PRIVATE_DATA_SIZE, 0xc0);
+		break;
+	case CMP_TYPE_ACK_EVENT:
+		m->ack_event.id = 42;
+		m->ack_event.seq = 9;
+		break;
+	case CMP_TYPE_QUERY_ID_REPLY:
+		build_id_info(&m->query_id_reply.info);
+		break;
+	case CMP_TYPE_LIST:
+		m->list.cursor = 0x5555;
+		m->list.filter = CMP_LIST_FILTER_ALL;
+		break;
+	case CMP_TYPE_LIST_REPLY:
+		m->list_reply.count = 3;
+		m->list_reply.next_cursor = 0x6666;
+		for (uint32_t i = 0; i < 3; i++) {
+			struct cmp_list_entry *e = &m->list_reply.entries[i];
+
+			e->id = 100 + i;
+			e->state = i ? CMP_STATE_ESTABLISHED : CMP_STATE_LISTEN;
+			e->lap_state = CMP_LAP_STATE_IDLE;
+			e->qp_type = CMP_QP_TYPE_RC;
+			e->service_id = 0x0000000001060000ULL | i;
+			e->service_mask = i ? 0 : ~0ULL;
+			e->local_comm_id = 0x1000 + i;
+			e->remote_comm_id = i ? 0x2000 + i : 0;
+			e->owner_pid = 4242;
+			e->owner_uid = 1000;
+			e->backlog = i ? 0 : 64;
+			e->credits_in_use = i ? 0 : 2;
+			fill_bytes(e->remote_gid, CM_GID_SIZE, (uint8_t)i);
+		}
+		break;
+	case CMP_TYPE_COUNTERS:
+		m->counters.cursor = 0;
+		m->counters.scope = CMP_COUNTER_SCOPE_PORT;
+		m->counters.port_num = 1;
+		snprintf(m->counters.dev_name, sizeof(m->counters.dev_name),
+			 "rxe0");
+		break;
+	case CMP_TYPE_COUNTERS_REPLY:
+		m->counters_reply.count = 5;
+		for (uint32_t i = 0; i < 5; i++) {
+			struct cmp_counter *c = &m->counters_reply.entries[i];
+
+			snprintf(c->name, sizeof(c->name), "counter_%u", i);
+			c->value = 0x100000000ULL * i + 7;
+		}
+		break;
+	case CMP_TYPE_EVENT:
+	case CMP_TYPE_DESTROY_ID_REPLY:
+	case CMP_TYPE_SET_CONTEXT_REPLY:
+	case CMP_TYPE_LISTEN_REPLY:
+	case CMP_TYPE_CONNECT_REPLY:
+	case CMP_TYPE_ACCEPT_REPLY:
+	case CMP_TYPE_REJECT_REPLY:
+	case CMP_TYPE_RTU_REPLY:
+	case CMP_TYPE_NOTIFY_ESTABLISHED_REPLY:
+	case CMP_TYPE_MRA_REPLY:
+	case CMP_TYPE_DISCONNECT_REPLY:
+	case CMP_TYPE_LAP_REPLY:
+	case CMP_TYPE_APR_REPLY:
+	case CMP_TYPE_SIDR_REQ_REPLY:
+	case CMP_TYPE_SIDR_REP_REPLY:
+	case CMP_TYPE_ACK_EVENT_REPLY:
+		/* A successful status-only reply is all zero. */
+		break;
+	}
+}
+
+/* Every request, every reply, and EVENT once per event type. */
+static size_t all_examples(struct example *out)
+{
+	size_t n = 0;
+
+	for (unsigned int t = CMP_TYPE_HELLO; t <= CMP_TYPE_REQUEST_MAX; t++) {
+		enum cmp_type request = (enum cmp_type)t;
+
+		out[n++] = (struct example){ .type = request };
+		out[n++] = (struct example){ .type = cmp_reply_type(request) };
+	}
+	for (unsigned int e = CMP_EVENT_REQ_RECEIVED; e <= CMP_EVENT_MAX; e++)
+		out[n++] = (struct example){ .type = CMP_TYPE_EVENT,
+					     .event = (enum cmp_event_type)e };
+	return n;
+}
+
+#define EXAMPLES_MAX (2 * CMP_TYPE_REQUEST_MAX + CMP_EVENT_MAX)
+
+/* Encode m into buf; the message must be valid. */
+static size_t encode_ok(const struct cmp_msg *m, uint8_t *buf)
+{
+	const char *why = "not called";
+	ssize_t n;
+
+	assert_int_equal(cmp_check(m, &why), 0);
+	assert_null(why);
+	n = cmp_encode(m, buf, CMP_MSG_MAX);
+	assert_true(n >= (ssize_t)sizeof(struct cmp_hdr));
+	assert_true(n <= CMP_MSG_MAX);
+	return (size_t)n;
+}
+
+/* Decode from a heap buffer of exactly len bytes, for ASan. */
+static int decode_exact(const uint8_t *bytes, size_t len, struct cmp_msg *m,
+			const char **why)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+	int ret;
+
+	assert_non_null(copy);
+	memcpy(copy, bytes, len);
+	ret = cmp_decode(copy, len, m, why);
+	free(copy);
+	return ret;
+}
+
+static void test_header_golden(void **state)
+{
+	/* DESTROY_ID of id 7, seq 0x01020304, in little-endian host order. */
+	/* clang-format off */
+	static const uint8_t golden[] = {
+		0x01, 0x00,             /* version 1 */
+		0x03, 0x00,             /* type DESTROY_ID */
+		0x18, 0x00, 0x00, 0x00, /* length 24 */
+		0x04, 0x03, 0x02, 0x01, /* seq */
+		0x00, 0x00, 0x00, 0x00, /* reserved */
+		0x07, 0x00, 0x00, 0x00, /* id */
+		0x00, 0x00, 0x00, 0x00, /* reserved */
+	};
+	/* clang-format on */
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg m, d;
+	const char *why;
+
+	(void)state;
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		skip();
+	cmp_msg_init(&m, CMP_TYPE_DESTROY_ID, 0x01020304);
+	m.destroy_id.id = 7;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), sizeof(golden));
+	assert_memory_equal(buf, golden, sizeof(golden));
+
+	assert_int_equal(cmp_decode(golden, sizeof(golden), &d, &why), 0);
+	assert_null(why);
+	assert_int_equal(d.hdr.version, 1);
+	assert_int_equal(d.hdr.type, CMP_TYPE_DESTROY_ID);
+	assert_int_equal(d.hdr.length, 24);
+	assert_int_equal(d.hdr.seq, 0x01020304);
+	assert_int_equal(d.destroy_id.id, 7);
+}
+
+static void test_event_golden(void **state)
+{
+	/* TIMEWAIT_EXIT for id 9, event seq 2, context 0x1122334455667788. */
+	/* clang-format off */
+	static const uint8_t golden[] = {
+		0x01, 0x00,             /* version 1 */
+		0x40, 0x00,             /* type EVENT */
+		0x28, 0x00, 0x00, 0x00, /* length 40 */
+		0x02, 0x00, 0x00, 0x00, /* event seq 2 */
+		0x00, 0x00, 0x00, 0x00, /* reserved */
+		0x09, 0x00, 0x00, 0x00, /* id */
+		0x0a, 0x00,             /* TIMEWAIT_EXIT */
+		0x00, 0x00,             /* reserved */
+		0x00, 0x00, 0x00, 0x00, /* status 0 */
+		0x00, 0x00, 0x00, 0x00, /* reserved */
+		0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, /* context */
+	};
+	/* clang-format on */
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg m, d;
+	const char *why;
+
+	(void)state;
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		skip();
+	cmp_msg_init(&m, CMP_TYPE_EVENT, 2);
+	m.event.id = 9;
+	m.event.type = CMP_EVENT_TIMEWAIT_EXIT;
+	m.event.context = 0x1122334455667788ULL;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), sizeof(golden));
+	assert_memory_equal(buf, golden, sizeof(golden));
+
+	assert_int_equal(cmp_decode(golden, sizeof(golden), &d, &why), 0);
+	assert_int_equal(d.hdr.seq, 2);
+	assert_int_equal(d.event.id, 9);
+	assert_int_equal(d.event.type, CMP_EVENT_TIMEWAIT_EXIT);
+	assert_int_equal(d.event.status, 0);
+	assert_true(d.event.context == 0x1122334455667788ULL);
+}
+
+static void test_hello_golden(void **state)
+{
+	/* HELLO, frozen for all versions: range 1..3, name "app". */
+	/* clang-format off */
+	static const uint8_t golden[] = {
+		0x01, 0x00, 0x01, 0x00, 0x38, 0x00, 0x00, 0x00, /* HELLO, 56 */
+		0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* seq 1 */
+		0x01, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, /* 1..3 */
+		'a',  'p',  'p',  0,    0,    0,    0,    0,    /* name */
+		0,    0,    0,    0,    0,    0,    0,    0,    0, 0, 0, 0,
+		0,    0,    0,    0,    0,    0,    0,    0,    0, 0, 0, 0,
+	};
+	/* clang-format on */
+	struct cmp_msg d;
+	const char *why;
+
+	(void)state;
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		skip();
+	assert_int_equal(cmp_decode(golden, sizeof(golden), &d, &why), 0);
+	assert_int_equal(d.hdr.type, CMP_TYPE_HELLO);
+	assert_int_equal(d.hello.min_version, 1);
+	assert_int_equal(d.hello.max_version, 3);
+	assert_string_equal(d.hello.name, "app");
+}
+
+/* Field checks beyond the whole-struct comparison, for the big bodies. */
+static void assert_fields(const struct cmp_msg *a, const struct cmp_msg *b)
+{
+	assert_int_equal(a->hdr.version, b->hdr.version);
+	assert_int_equal(a->hdr.type, b->hdr.type);
+	assert_int_equal(a->hdr.seq, b->hdr.seq);
+	/* The memcmp in the caller covers the other types. */
+	if (a->hdr.type == CMP_TYPE_CONNECT) {
+		assert_int_equal(a->connect.id, b->connect.id);
+		assert_int_equal(a->connect.local_qpn, b->connect.local_qpn);
+		assert_int_equal(a->connect.start_psn, b->connect.start_psn);
+		assert_int_equal(a->connect.retry_count,
+				 b->connect.retry_count);
+		assert_int_equal(a->connect.remote_cm_response_timeout,
+				 b->connect.remote_cm_response_timeout);
+		assert_true(a->connect.service_id == b->connect.service_id);
+		assert_int_equal(a->connect.dst.family, b->connect.dst.family);
+		assert_memory_equal(a->connect.dst.addr, b->connect.dst.addr,
+				    16);
+		assert_memory_equal(a->connect.src.gid, b->connect.src.gid, 16);
+		assert_int_equal(a->connect.path.flags, b->connect.path.flags);
+		assert_int_equal(a->connect.path.pkey, b->connect.path.pkey);
+		assert_int_equal(a->connect.private_data_len, 56);
+		assert_memory_equal(a->connect.private_data,
+				    b->connect.private_data,
+				    CM_REQ_PRIVATE_DATA_SIZE);
+	} else if (a->hdr.type == CMP_TYPE_QUERY_ID_REPLY) {
+		assert_int_equal(a->query_id_reply.info.state,
+				 b->query_id_reply.info.state);
+		assert_int_equal(a->query_id_reply.info.lap_state,
+				 b->query_id_reply.info.lap_state);
+		assert_int_equal(a->query_id_reply.info.remote_psn,
+				 b->query_id_reply.info.remote_psn);
+		assert_string_equal(a->query_id_reply.info.path.dev_name,
+				    b->query_id_reply.info.path.dev_name);
+		assert_memory_equal(a->query_id_reply.info.alt_path.remote_gid,
+				    b->query_id_reply.info.alt_path.remote_gid,
+				    CM_GID_SIZE);
+	} else if (a->hdr.type == CMP_TYPE_LIST_REPLY) {
+		assert_int_equal(a->list_reply.count, 3);
+		assert_int_equal(b->list_reply.entries[2].id, 102);
+		assert_int_equal(b->list_reply.entries[0].backlog, 64);
+		assert_true(b->list_reply.next_cursor == 0x6666);
+	} else if (a->hdr.type == CMP_TYPE_COUNTERS_REPLY) {
+		assert_int_equal(b->counters_reply.count, 5);
+		assert_string_equal(b->counters_reply.entries[4].name,
+				    "counter_4");
+		assert_true(b->counters_reply.entries[4].value ==
+			    0x400000007ULL);
+	} else if (a->hdr.type == CMP_TYPE_EVENT) {
+		assert_int_equal(a->event.id, b->event.id);
+		assert_int_equal(a->event.type, b->event.type);
+		assert_int_equal(a->event.status, b->event.status);
+		assert_true(a->event.context == b->event.context);
+		if (a->event.type == CMP_EVENT_REQ_RECEIVED) {
+			assert_int_equal(b->event.req_received.listen_id, 5);
+			assert_int_equal(b->event.req_received.remote_qpn,
+					 0x123456);
+			assert_int_equal(b->event.req_received.path.mtu,
+					 CM_MTU_4096);
+			assert_int_equal(b->event.req_received.private_data_len,
+					 CM_REQ_PRIVATE_DATA_SIZE);
+		}
+	}
+}
+
+static void test_roundtrip_all(void **state)
+{
+	struct example ex[EXAMPLES_MAX];
+	size_t count = all_examples(ex);
+	uint8_t buf[CMP_MSG_MAX];
+
+	(void)state;
+	assert_int_equal(count, EXAMPLES_MAX);
+	for (size_t i = 0; i < count; i++) {
+		struct cmp_msg m, d;
+		const char *why = "not called";
+		size_t n;
+
+		build(&m, ex[i]);
+		n = encode_ok(&m, buf);
+		/* Garbage first: decode must overwrite every byte. */
+		memset(&d, 0xa5, sizeof(d));
+		assert_int_equal(decode_exact(buf, n, &d, &why), 0);
+		assert_null(why);
+		assert_int_equal(d.hdr.length, n);
+		assert_fields(&m, &d);
+		/* No struct has implicit padding (cmp.h pins every size), so
+		 * equal bytes are equal fields, all of them. */
+		m.hdr.length = (uint32_t)n;
+		assert_memory_equal(&m, &d, sizeof(m));
+	}
+}
+
+/* A failed reply carries only its status, whatever its type. */
+static void test_roundtrip_failed_replies(void **state)
+{
+	uint8_t buf[CMP_MSG_MAX];
+
+	(void)state;
+	for (unsigned int t = CMP_TYPE_HELLO; t <= CMP_TYPE_REQUEST_MAX; t++) {
+		enum cmp_type type = cmp_reply_type((enum cmp_type)t);
+		struct cmp_msg m, d;
+		ssize_t n;
+
+		cmp_msg_init(&m, type, t);
+		m.reply.status = -ENOENT;
+		if (type == CMP_TYPE_HELLO_REPLY) {
+			m.reply.status = -EPROTONOSUPPORT;
+			m.hello_reply.min_version = 2;
+			m.hello_reply.max_version = 4;
+		}
+		n = cmp_encode(&m, buf, sizeof(buf));
+		assert_true(n > 0);
+		assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
+		assert_int_equal(d.reply.status, m.reply.status);
+		assert_int_equal(d.hdr.seq, t);
+	}
+}
+
+/* Encode, decode, compare: for the variants below. */
+static void roundtrip(struct cmp_msg *m)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg d;
+	size_t n = encode_ok(m, buf);
+
+	assert_int_equal(decode_exact(buf, n, &d, NULL), 0);
+	m->hdr.length = (uint32_t)n;
+	assert_memory_equal(m, &d, sizeof(*m));
+}
+
+/* The other arms of the tagged unions and optional members. */
+static void test_roundtrip_variants(void **state)
+{
+	struct cmp_msg m;
+
+	(void)state;
+	build(&m, (struct example){ .type = CMP_TYPE_CONNECT });
+	memset(&m.connect.dst, 0, sizeof(m.connect.dst));
+	m.connect.dst.family = CMP_AF_LID;
+	m.connect.dst.lid = CMP_LID_UNICAST_MAX;
+	memset(&m.connect.src, 0, sizeof(m.connect.src));
+	memset(&m.connect.path, 0, sizeof(m.connect.path));
+	roundtrip(&m);
+	assert_int_equal(m.connect.src.kind, CMP_SEL_ANY);
+
+	m.connect.dst.family = CMP_AF_IPV6;
+	m.connect.dst.lid = 0;
+	m.connect.dst.addr[15] = 1; /* ::1 */
+	m.connect.path.flags = CMP_PATH_FLAG_ALL;
+	m.connect.path.mtu = CM_MTU_256;
+	m.connect.path.pkey = 0x7fff;
+	m.connect.path.sl = CMP_SL_MAX;
+	m.connect.path.traffic_class = 0xff;
+	m.connect.path.hop_limit = 0xff;
+	m.connect.path.flow_label = CMP_FLOW_LABEL_MAX;
+	m.connect.path.packet_rate = CMP_RATE_MAX;
+	m.connect.path.local_ack_timeout = CMP_TIMEOUT_MAX;
+	m.connect.private_data_len = 0;
+	memset(m.connect.private_data, 0, sizeof(m.connect.private_data));
+	roundtrip(&m);
+
+	build(&m, (struct example){ .type = CMP_TYPE_LISTEN });
+	m.listen.port.port_num = 0; /* every port of the device */
+	roundtrip(&m);
+	memset(&m.listen.port, 0, sizeof(m.listen.port));
+	m.listen.service_id = 0;
+	m.listen.service_mask = 0;
+	roundtrip(&m);
+
+	build(&m, (struct example){ .type = CMP_TYPE_SIDR_REQ });
+	m.sidr_req.pkey = 0;
+	m.sidr_req.src.kind = CMP_SEL_PORT;
+	snprintf(m.sidr_req.src.dev_name, CMP_DEV_NAME_SIZE, "rxe0");
+	roundtrip(&m);
+
+	build(&m, (struct example){ .type = CMP_TYPE_COUNTERS });
+	m.counters.scope = CMP_COUNTER_SCOPE_GLOBAL;
+	m.counters.port_num = 0;
+	memset(m.counters.dev_name, 0, CMP_DEV_NAME_SIZE);
+	roundtrip(&m);
+	m.counters.scope = CMP_COUNTER_SCOPE_CLIENT;
+	roundtrip(&m);
+
+	build(&m, (struct example){ .type = CMP_TYPE_QUERY_ID_REPLY });
+	m.query_id_reply.info.has_alt_path = 0;
+	memset(&m.query_id_reply.info.alt_path, 0,
+	       sizeof(m.query_id_reply.info.alt_path));
+	roundtrip(&m);
+
+	/* A LIST_REPLY that ends the walk with nothing left. */
+	cmp_msg_init(&m, CMP_TYPE_LIST_REPLY, 8);
+	roundtrip(&m);
+	assert_int_equal(m.hdr.length, 16 + 16);
+}
+
+/* The largest batches fit in CMP_MSG_MAX exactly as promised. */
+static void test_full_batches(void **state)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg m, d;
+	ssize_t n;
+
+	(void)state;
+	cmp_msg_init(&m, CMP_TYPE_LIST_REPLY, 1);
+	m.list_reply.count = CMP_LIST_BATCH_MAX;
+	for (unsigned int i = 0; i < CMP_LIST_BATCH_MAX; i++) {
+		m.list_reply.entries[i].id = i + 1;
+		m.list_reply.entries[i].qp_type = CMP_QP_TYPE_UD;
+	}
+	n = cmp_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, 16 + 16 + 64 * CMP_LIST_BATCH_MAX);
+	assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
+	assert_int_equal(d.list_reply.entries[CMP_LIST_BATCH_MAX - 1].id,
+			 CMP_LIST_BATCH_MAX);
+
+	cmp_msg_init(&m, CMP_TYPE_COUNTERS_REPLY, 1);
+	m.counters_reply.count = CMP_COUNTERS_BATCH_MAX;
+	for (unsigned int i = 0; i < CMP_COUNTERS_BATCH_MAX; i++)
+		snprintf(m.counters_reply.entries[i].name,
+			 CMP_COUNTER_NAME_SIZE, "c%u", i);
+	n = cmp_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, 16 + 16 + 40 * CMP_COUNTERS_BATCH_MAX);
+	assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
+
+	m.counters_reply.count = CMP_COUNTERS_BATCH_MAX + 1;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), -EINVAL);
+}
+
+/*
+ * The malformed corpus. BAD() takes a valid example, changes one thing in
+ * the struct (which is the wire layout), sends the bytes without the
+ * encoder's checks, and expects the decoder to refuse them with err and
+ * exactly the given reason. The encoder must refuse the same struct, since
+ * the content checks are shared.
+ */
+static void expect_bad(const struct cmp_msg *m, size_t len, int err,
+		       const char *text, int line)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg d;
+	const char *why = NULL;
+	int ret;
+
+	memcpy(buf, m, len);
+	ret = decode_exact(buf, len, &d, &why);
+	if (ret != -err || !why || strcmp(why, text) != 0)
+		fail_msg("line %d: got %d \"%s\", want %d \"%s\"", line, ret,
+			 why ? why : "(null)", -err, text);
+	assert_int_equal(cmp_encode(m, buf, sizeof(buf)), -EINVAL);
+}
+
+#define BAD_EX(ex, stmt, err, text)                                            \
+	do {                                                                   \
+		struct cmp_msg bad_m;                                          \
+		uint8_t bad_buf[CMP_MSG_MAX];                                  \
+		size_t bad_n;                                                  \
+		build(&bad_m, (ex));                                           \
+		bad_n = encode_ok(&bad_m, bad_buf);                            \
+		bad_m.hdr.length = (uint32_t)bad_n;                            \
+		{                                                              \
+			struct cmp_msg *m = &bad_m;                            \
+			stmt;                                                  \
+		}                                                              \
+		expect_bad(&bad_m, bad_n, (err), (text), __LINE__);            \
+	} while (0)
+#define BAD(t, stmt, text)                                                     \
+	BAD_EX(((struct example){ .type = (t) }), stmt, EBADMSG, text)
+#define BAD_EV(ev, stmt, text)                                                 \
+	BAD_EX(((struct example){ .type = CMP_TYPE_EVENT, .event = (ev) }),    \
+	       stmt, EBADMSG, text)
+
+/* Checks on the datagram and the header, with the error each returns. */
+static void test_malformed_framing(void **state)
+{
+	static uint8_t big[CMP_MSG_MAX + 1];
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg m, d;
+	const char *why;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(cmp_decode(big, sizeof(big), &d, &why), -EMSGSIZE);
+	assert_string_equal(why, "datagram larger than CMP_MSG_MAX");
+
+	assert_int_equal(decode_exact(big, 15, &d, &why), -EBADMSG);
+	assert_string_equal(why, "datagram shorter than the header");
+	assert_int_equal(decode_exact(big, 0, &d, &why), -EBADMSG);
+	assert_string_equal(why, "datagram shorter than the header");
+
+	/* The header's length must be the datagram's. */
+	build(&m, (struct example){ .type = CMP_TYPE_CONNECT });
+	n = encode_ok(&m, buf);
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n + 8;
+	assert_int_equal(decode_exact(buf, n, &d, &why), -EBADMSG);
+	assert_string_equal(why,
+			    "header length differs from the datagram length");
+
+	/* A body that is too long or too short for its fixed-size type. */
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n + 8;
+	memset(buf + n, 0, 8);
+	assert_int_equal(decode_exact(buf, n + 8, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body length wrong for its type");
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n - 4;
+	assert_int_equal(decode_exact(buf, n - 4, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body shorter than its type needs");
+
+	/* A LIST_REPLY whose length does not match its count. */
+	build(&m, (struct example){ .type = CMP_TYPE_LIST_REPLY });
+	n = encode_ok(&m, buf);
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n - 64;
+	assert_int_equal(decode_exact(buf, n - 64, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body length wrong for its type");
+
+	/* An EVENT whose length is not its event type's. */
+	build(&m, (struct example){ .type = CMP_TYPE_EVENT,
+				    .event = CMP_EVENT_MRA_RECEIVED });
+	n = encode_ok(&m, buf);
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n - 8;
+	assert_int_equal(decode_exact(buf, n - 8, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body length wrong for its type");
+	((struct cmp_hdr *)(void *)buf)->length = 16 + 20;
+	assert_int_equal(decode_exact(buf, 16 + 20, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body shorter than its type needs");
+}
+
+/* Version, type and reserved header bytes. */
+static void test_malformed_header(void **state)
+{
+	(void)state;
+	BAD_EX(((struct example){ .type = CMP_TYPE_CONNECT }),
+	       m->hdr.version = CMP_VERSION_MAX + 1, EPROTO,
+	       "protocol version not supported");
+	BAD_EX(((struct example){ .type = CMP_TYPE_CONNECT }),
+	       m->hdr.version = 0, EPROTO, "protocol version not supported");
+	BAD_EX(((struct example){ .type = CMP_TYPE_HELLO }), m->hdr.version = 2,
+	       EPROTO, "HELLO not sent with CMP_VERSION_HELLO");
+	BAD_EX(((struct example){ .type = CMP_TYPE_HELLO_REPLY }),
+	       m->hdr.version = 0, EPROTO,
+	       "HELLO not sent with CMP_VERSION_HELLO");
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.type = 0, "message type unknown");
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.type = 0x15, "message type unknown");
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.type = 0x7fff, "message type unknown");
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.rsvd0 = 1,
+	    "header reserved bytes not zero");
+}
+
+static void test_malformed_requests(void **state)
+{
+	(void)state;
+	/* Generic request checks. */
+	BAD(CMP_TYPE_ACCEPT, m->accept.id = 0, "request id zero");
+	BAD(CMP_TYPE_ACK_EVENT, m->ack_event.id = 0, "request id zero");
+	BAD(CMP_TYPE_DESTROY_ID, m->destroy_id.rsvd0 = 1,
+	    "id request reserved bytes not zero");
+
+	BAD(CMP_TYPE_HELLO, m->hello.min_version = 0,
+	    "HELLO minimum version is zero");
+	BAD(CMP_TYPE_HELLO,
+	    (m->hello.min_version = 3, m->hello.max_version = 2),
+	    "HELLO version range inverted");
+	BAD(CMP_TYPE_HELLO, m->hello.rsvd0 = 1,
+	    "HELLO reserved bytes not zero");
+	BAD(CMP_TYPE_HELLO, memset(m->hello.name, 'x', sizeof(m->hello.name)),
+	    "HELLO client name not NUL-terminated");
+	BAD(CMP_TYPE_HELLO, m->hello.name[CMP_CLIENT_NAME_SIZE - 1] = 'x',
+	    "HELLO client name not zero after its NUL");
+
+	BAD(CMP_TYPE_CREATE_ID, m->create_id.qp_type = 0,
+	    "CREATE_ID QP type out of range");
+	BAD(CMP_TYPE_CREATE_ID, m->create_id.qp_type = 4,
+	    "CREATE_ID QP type out of range");
+	BAD(CMP_TYPE_CREATE_ID, m->create_id.rsvd0[6] = 1,
+	    "CREATE_ID reserved bytes not zero");
+	BAD(CMP_TYPE_SET_CONTEXT, m->set_context.rsvd0 = 1,
+	    "SET_CONTEXT reserved bytes not zero");
+
+	BAD(CMP_TYPE_LISTEN, m->listen.backlog = 0, "LISTEN backlog zero");
+	BAD(CMP_TYPE_LISTEN, m->listen.service_id |= 1,
+	    "LISTEN service id has bits outside its mask");
+	BAD(CMP_TYPE_LISTEN, m->listen.port.kind = 3,
+	    "port selector kind unknown");
+	BAD(CMP_TYPE_LISTEN, m->listen.port.rsvd0[0] = 1,
+	    "port selector reserved bytes not zero");
+	BAD(CMP_TYPE_LISTEN, m->listen.port.dev_name[0] = 0,
+	    "port selector device name not zero after its NUL");
+	BAD(CMP_TYPE_LISTEN,
+	    memset(m->listen.port.dev_name, 0, CMP_DEV_NAME_SIZE),
+	    "port selector PORT without a device name");
+	BAD(CMP_TYPE_LISTEN, m->listen.port.gid[15] = 1,
+	    "port selector PORT with a GID");
+	BAD(CMP_TYPE_LISTEN, m->listen.port.kind = CMP_SEL_ANY,
+	    "port selector ANY names a port");
+	BAD(CMP_TYPE_CONNECT, memset(m->connect.src.gid, 0, CM_GID_SIZE),
+	    "port selector GID is zero");
+	BAD(CMP_TYPE_CONNECT, m->connect.src.port_num = 1,
+	    "port selector GID with a device or port");
+
+	BAD(CMP_TYPE_CONNECT, m->connect.local_qpn = 1,
+	    "CONNECT local QPN out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.local_qpn = 0x1000000,
+	    "CONNECT local QPN out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.start_psn = 0x1000000,
+	    "CONNECT starting PSN out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.flow_control = 2,
+	    "CONNECT flow control not 0 or 1");
+	BAD(CMP_TYPE_CONNECT, m->connect.retry_count = 8,
+	    "CONNECT retry count out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.rnr_retry_count = 8,
+	    "CONNECT RNR retry count out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.srq = 0xff, "CONNECT SRQ not 0 or 1");
+	BAD(CMP_TYPE_CONNECT, m->connect.max_cm_retries = 16,
+	    "CONNECT max CM retries out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.local_cm_response_timeout = 32,
+	    "CONNECT local CM response timeout out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.remote_cm_response_timeout = 32,
+	    "CONNECT remote CM response timeout out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.rsvd0[1] = 1,
+	    "CONNECT reserved bytes not zero");
+	BAD(CMP_TYPE_CONNECT, m->connect.rsvd1[3] = 1,
+	    "CONNECT reserved bytes not zero");
+	BAD(CMP_TYPE_CONNECT,
+	    m->connect.private_data_len = CM_REQ_PRIVATE_DATA_SIZE + 1,
+	    "CONNECT private data length beyond its maximum");
+	BAD(CMP_TYPE_CONNECT, m->connect.private_data_len = 55,
+	    "CONNECT private data not zero beyond its length");
+	BAD(CMP_TYPE_CONNECT, m->connect.private_data[91] = 1,
+	    "CONNECT private data not zero beyond its length");
+
+	/* Destinations. */
+	BAD(CMP_TYPE_CONNECT, m->connect.dst.family = CMP_AF_NONE,
+	    "destination missing");
+	BAD(CMP_TYPE_CONNECT, m->connect.dst.family = 5,
+	    "destination family unknown");
+	BAD(CMP_TYPE_CONNECT, m->connect.dst.rsvd1 = 1,
+	    "destination reserved bytes not zero");
+	BAD(CMP_TYPE_CONNECT, m->connect.dst.lid = 1,
+	    "destination LID set for a GID or IP address");
+	BAD(CMP_TYPE_CONNECT, memset(m->connect.dst.addr, 0, 16),
+	    "destination address is zero");
+	BAD(CMP_TYPE_CONNECT, m->connect.dst.family = CMP_AF_IPV4,
+	    "destination IPv4 address longer than 4 bytes");
+	BAD(CMP_TYPE_CONNECT, m->connect.dst.family = CMP_AF_LID,
+	    "destination LID with an address");
+	BAD(CMP_TYPE_CONNECT,
+	    (m->connect.dst.family = CMP_AF_LID,
+	     memset(m->connect.dst.addr, 0, 16), m->connect.dst.lid = 0xc000),
+	    "destination LID out of range");
+	BAD(CMP_TYPE_SIDR_REQ, memset(m->sidr_req.dst.addr, 0, 4),
+	    "destination address is zero");
+	BAD(CMP_TYPE_SIDR_REQ, m->sidr_req.dst.lid = 3,
+	    "destination LID set for a GID or IP address");
+
+	/* Path overrides. */
+	BAD(CMP_TYPE_CONNECT, m->connect.path.flags |= 0x100,
+	    "path override flags unknown");
+	BAD(CMP_TYPE_CONNECT, m->connect.path.hop_limit = 1,
+	    "path override value set without its flag");
+	BAD(CMP_TYPE_CONNECT, m->connect.path.mtu = 6,
+	    "path override MTU out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.path.pkey = 0x8000,
+	    "path override P_Key invalid");
+	BAD(CMP_TYPE_CONNECT, m->connect.path.sl = 16,
+	    "path override SL out of range");
+	BAD(CMP_TYPE_CONNECT, m->connect.path.flow_label = 0x100000,
+	    "path override flow label out of range");
+	BAD(CMP_TYPE_CONNECT,
+	    (m->connect.path.flags |= CMP_PATH_FLAG_PACKET_RATE,
+	     m->connect.path.packet_rate = 64),
+	    "path override packet rate out of range");
+	BAD(CMP_TYPE_CONNECT,
+	    (m->connect.path.flags |= CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT,
+	     m->connect.path.local_ack_timeout = 32),
+	    "path override local ACK timeout out of range");
+
+	BAD(CMP_TYPE_ACCEPT, m->accept.local_qpn = 0,
+	    "ACCEPT local QPN out of range");
+	BAD(CMP_TYPE_ACCEPT, m->accept.start_psn = 0xffffffff,
+	    "ACCEPT starting PSN out of range");
+	BAD(CMP_TYPE_ACCEPT, m->accept.target_ack_delay = 32,
+	    "ACCEPT target ACK delay out of range");
+	BAD(CMP_TYPE_ACCEPT, m->accept.failover = 3,
+	    "ACCEPT failover out of range");
+	BAD(CMP_TYPE_ACCEPT, m->accept.flow_control = 2,
+	    "ACCEPT flow control not 0 or 1");
+	BAD(CMP_TYPE_ACCEPT, m->accept.rnr_retry_count = 8,
+	    "ACCEPT RNR retry count out of range");
+	BAD(CMP_TYPE_ACCEPT, m->accept.srq = 2, "ACCEPT SRQ not 0 or 1");
+	BAD(CMP_TYPE_ACCEPT, m->accept.private_data_len = 197,
+	    "ACCEPT private data length beyond its maximum");
+
+	BAD(CMP_TYPE_REJECT, m->reject.reason = 0,
+	    "REJECT reason out of range");
+	BAD(CMP_TYPE_REJECT, m->reject.reason = CM_REJ_REASON_MAX + 1,
+	    "REJECT reason out of range");
+	BAD(CMP_TYPE_REJECT, m->reject.ari_len = CM_REJ_ARI_SIZE + 1,
+	    "REJECT ARI length beyond its maximum");
+	BAD(CMP_TYPE_REJECT, m->reject.ari_len = 1,
+	    "REJECT ARI not zero beyond its length");
+	BAD(CMP_TYPE_REJECT, m->reject.private_data_len = 149,
+	    "REJECT private data length beyond its maximum");
+	BAD(CMP_TYPE_REJECT, m->reject.private_data[147] = 1,
+	    "REJECT private data not zero beyond its length");
+	BAD(CMP_TYPE_REJECT, m->reject.rsvd0[0] = 1,
+	    "REJECT reserved bytes not zero");
+
+	BAD(CMP_TYPE_RTU, m->rtu.private_data_len = 225,
+	    "RTU private data length beyond its maximum");
+	BAD(CMP_TYPE_RTU, m->rtu.rsvd0[2] = 1, "RTU reserved bytes not zero");
+	BAD(CMP_TYPE_MRA, m->mra.service_timeout = 32,
+	    "MRA service timeout out of range");
+	BAD(CMP_TYPE_MRA, m->mra.rsvd1[1] = 1, "MRA reserved bytes not zero");
+	BAD(CMP_TYPE_MRA, m->mra.private_data_len = 223,
+	    "MRA private data length beyond its maximum");
+	BAD(CMP_TYPE_DISCONNECT, m->disconnect.rsvd0[0] = 1,
+	    "DISCONNECT reserved bytes not zero");
+	BAD(CMP_TYPE_DISCONNECT, m->disconnect.private_data_len = 221,
+	    "DISCONNECT private data length beyond its maximum");
+	BAD(CMP_TYPE_DISCONNECT, m->disconnect.private_data[1] = 1,
+	    "DISCONNECT private data not zero beyond its length");
+
+	/* LAP and the path checks it shares. */
+	BAD(CMP_TYPE_LAP, m->lap.rsvd0[0] = 1, "LAP reserved bytes not zero");
+	BAD(CMP_TYPE_LAP, m->lap.private_data_len = 169,
+	    "LAP private data length beyond its maximum");
+	BAD(CMP_TYPE_LAP, m->lap.alt_path.flow_label = 0x100000,
+	    "path flow label out of range");
+	BAD(CMP_TYPE_LAP, m->lap.alt_path.mtu = 6, "path MTU out of range");
+	BAD(CMP_TYPE_LAP, m->lap.alt_path.sl = 16, "path SL out of range");
+	BAD(CMP_TYPE_LAP, m->lap.alt_path.packet_rate = 64,
+	    "path packet rate out of range");
+	BAD(CMP_TYPE_LAP, m->lap.alt_path.local_ack_timeout = 32,
+	    "path local ACK timeout out of range");
+	BAD(CMP_TYPE_LAP, m->lap.alt_path.grh = 2, "path GRH flag not 0 or 1");
+	BAD(CMP_TYPE_LAP, m->lap.alt_path.packet_life_time = 64,
+	    "path packet life time out of range");
+	BAD(CMP_TYPE_LAP, m->lap.alt_path.rsvd0[1] = 1,
+	    "path reserved bytes not zero");
+	BAD(CMP_TYPE_LAP,
+	    memset(m->lap.alt_path.dev_name, 'a', CMP_DEV_NAME_SIZE),
+	    "path device name not NUL-terminated");
+
+	BAD(CMP_TYPE_APR, m->apr.ap_status = CM_APR_STATUS_MAX + 1,
+	    "APR status out of range");
+	BAD(CMP_TYPE_APR, m->apr.info_len = 73,
+	    "APR additional info length beyond its maximum");
+	BAD(CMP_TYPE_APR, m->apr.info[2] = 1,
+	    "APR additional info not zero beyond its length");
+	BAD(CMP_TYPE_APR, m->apr.private_data_len = 149,
+	    "APR private data length beyond its maximum");
+	BAD(CMP_TYPE_APR, m->apr.rsvd0 = 1, "APR reserved bytes not zero");
+
+	BAD(CMP_TYPE_SIDR_REQ, m->sidr_req.max_cm_retries = 16,
+	    "SIDR_REQ max CM retries out of range");
+	BAD(CMP_TYPE_SIDR_REQ, m->sidr_req.cm_response_timeout = 32,
+	    "SIDR_REQ CM response timeout out of range");
+	BAD(CMP_TYPE_SIDR_REQ, m->sidr_req.pkey = 0x8000,
+	    "SIDR_REQ P_Key invalid");
+	BAD(CMP_TYPE_SIDR_REQ, m->sidr_req.rsvd0[6] = 1,
+	    "SIDR_REQ reserved bytes not zero");
+	BAD(CMP_TYPE_SIDR_REQ, m->sidr_req.private_data_len = 217,
+	    "SIDR_REQ private data length beyond its maximum");
+	BAD(CMP_TYPE_SIDR_REQ, m->sidr_req.src.kind = 9,
+	    "port selector kind unknown");
+
+	BAD(CMP_TYPE_SIDR_REP, m->sidr_rep.status = CM_SIDR_STATUS_MAX + 1,
+	    "SIDR_REP status out of range");
+	BAD(CMP_TYPE_SIDR_REP, m->sidr_rep.qpn = 0x1000000,
+	    "SIDR_REP QPN out of range");
+	BAD(CMP_TYPE_SIDR_REP, m->sidr_rep.rsvd0[0] = 1,
+	    "SIDR_REP reserved bytes not zero");
+	BAD(CMP_TYPE_SIDR_REP, m->sidr_rep.private_data_len = 137,
+	    "SIDR_REP private data length beyond its maximum");
+
+	BAD(CMP_TYPE_ACK_EVENT, m->ack_event.seq = 0,
+	    "ACK_EVENT sequence zero");
+
+	BAD(CMP_TYPE_LIST, m->list.filter = 0, "LIST filter out of range");
+	BAD(CMP_TYPE_LIST, m->list.filter = 4, "LIST filter out of range");
+	BAD(CMP_TYPE_LIST, m->list.rsvd0[0] = 1,
+	    "LIST reserved bytes not zero");
+
+	BAD(CMP_TYPE_COUNTERS, m->counters.scope = 0, "COUNTERS scope unknown");
+	BAD(CMP_TYPE_COUNTERS, m->counters.scope = CMP_COUNTER_SCOPE_GLOBAL,
+	    "COUNTERS port given outside PORT scope");
+	BAD(CMP_TYPE_COUNTERS, m->counters.port_num = 0,
+	    "COUNTERS PORT scope without device and port");
+	BAD(CMP_TYPE_COUNTERS,
+	    memset(m->counters.dev_name, 0, CMP_DEV_NAME_SIZE),
+	    "COUNTERS PORT scope without device and port");
+	BAD(CMP_TYPE_COUNTERS, m->counters.rsvd0[5] = 1,
+	    "COUNTERS reserved bytes not zero");
+	BAD(CMP_TYPE_COUNTERS, m->counters.dev_name[63] = 'x',
+	    "COUNTERS device name not zero after its NUL");
+}
+
+static void test_malformed_replies(void **state)
+{
+	(void)state;
+	/* Generic reply checks. */
+	BAD(CMP_TYPE_CONNECT_REPLY, m->reply.status = 1,
+	    "reply status not 0 or -errno");
+	BAD(CMP_TYPE_CONNECT_REPLY, m->reply.status = -4096,
+	    "reply status not 0 or -errno");
+	BAD(CMP_TYPE_CONNECT_REPLY, m->reply.rsvd0 = 1,
+	    "reply reserved bytes not zero");
+	BAD(CMP_TYPE_CREATE_ID_REPLY, m->reply.status = -ENOMEM,
+	    "reply body not zero after a failure");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->reply.status = -ENOENT,
+	    "reply body not zero after a failure");
+
+	BAD(CMP_TYPE_HELLO_REPLY, m->hello_reply.min_version = 0,
+	    "HELLO_REPLY minimum version is zero");
+	BAD(CMP_TYPE_HELLO_REPLY, m->hello_reply.max_version = 0,
+	    "HELLO_REPLY version range inverted");
+	BAD(CMP_TYPE_HELLO_REPLY, m->hello_reply.version = 0,
+	    "HELLO_REPLY version outside the daemon's range");
+	BAD(CMP_TYPE_HELLO_REPLY, m->hello_reply.status = -EPROTONOSUPPORT,
+	    "HELLO_REPLY version set on failure");
+	BAD(CMP_TYPE_HELLO_REPLY, m->hello_reply.max_msg = CMP_MSG_MAX + 1,
+	    "HELLO_REPLY max message size beyond CMP_MSG_MAX");
+	BAD(CMP_TYPE_HELLO_REPLY, m->hello_reply.rsvd0 = 1,
+	    "HELLO_REPLY reserved bytes not zero");
+	BAD(CMP_TYPE_HELLO_REPLY,
+	    memset(m->hello_reply.daemon_version, '9', CMP_DAEMON_VERSION_SIZE),
+	    "HELLO_REPLY daemon version not NUL-terminated");
+
+	BAD(CMP_TYPE_CREATE_ID_REPLY, m->create_id_reply.id = 0,
+	    "CREATE_ID_REPLY id zero");
+
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.rsvd0 = 1,
+	    "QUERY_ID_REPLY reserved bytes not zero");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.id = 0,
+	    "QUERY_ID_REPLY id zero");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.local_qpn = 0x1000000,
+	    "QUERY_ID_REPLY local QPN out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.remote_qpn = 0x1000000,
+	    "QUERY_ID_REPLY remote QPN out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.local_psn = 0x1000000,
+	    "QUERY_ID_REPLY local PSN out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.remote_psn = 0x1000000,
+	    "QUERY_ID_REPLY remote PSN out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.state = CMP_STATE_MAX + 1,
+	    "QUERY_ID_REPLY state out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.lap_state = CMP_LAP_STATE_MAX + 1,
+	    "QUERY_ID_REPLY LAP state out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.qp_type = 0,
+	    "QUERY_ID_REPLY QP type out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.target_ack_delay = 32,
+	    "QUERY_ID_REPLY target ACK delay out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.failover = 3,
+	    "QUERY_ID_REPLY failover out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.flow_control = 2,
+	    "QUERY_ID_REPLY flow control not 0 or 1");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.retry_count = 8,
+	    "QUERY_ID_REPLY retry count out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.rnr_retry_count = 8,
+	    "QUERY_ID_REPLY RNR retry count out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.srq = 2,
+	    "QUERY_ID_REPLY SRQ not 0 or 1");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.max_cm_retries = 16,
+	    "QUERY_ID_REPLY max CM retries out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.local_cm_response_timeout = 32,
+	    "QUERY_ID_REPLY local CM response timeout out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.remote_cm_response_timeout = 32,
+	    "QUERY_ID_REPLY remote CM response timeout out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.has_alt_path = 2,
+	    "QUERY_ID_REPLY alternate path flag not 0 or 1");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.has_alt_path = 0,
+	    "QUERY_ID_REPLY alternate path without its flag");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.rsvd0 = 1,
+	    "QUERY_ID_REPLY reserved bytes not zero");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.path.mtu = 7,
+	    "path MTU out of range");
+	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.alt_path.sl = 17,
+	    "path SL out of range");
+
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.count = CMP_LIST_BATCH_MAX + 1,
+	    "LIST_REPLY count over the batch maximum");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[2].id = 0,
+	    "LIST_REPLY entry id zero");
+	BAD(CMP_TYPE_LIST_REPLY,
+	    m->list_reply.entries[1].state = CMP_STATE_MAX + 1,
+	    "LIST_REPLY entry state out of range");
+	BAD(CMP_TYPE_LIST_REPLY,
+	    m->list_reply.entries[1].lap_state = CMP_LAP_STATE_MAX + 1,
+	    "LIST_REPLY entry LAP state out of range");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[0].qp_type = 5,
+	    "LIST_REPLY entry QP type out of range");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[0].rsvd0 = 1,
+	    "LIST_REPLY entry reserved bytes not zero");
+
+	BAD(CMP_TYPE_COUNTERS_REPLY,
+	    m->counters_reply.count = CMP_COUNTERS_BATCH_MAX + 1,
+	    "COUNTERS_REPLY count over the batch maximum");
+	BAD(CMP_TYPE_COUNTERS_REPLY,
+	    memset(m->counters_reply.entries[3].name, 'n',
+		   CMP_COUNTER_NAME_SIZE),
+	    "COUNTERS_REPLY counter name not NUL-terminated");
+	BAD(CMP_TYPE_COUNTERS_REPLY,
+	    memset(m->counters_reply.entries[0].name, 0, CMP_COUNTER_NAME_SIZE),
+	    "COUNTERS_REPLY counter name empty");
+}
+
+static void test_malformed_events(void **state)
+{
+	(void)state;
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.id = 0, "EVENT id zero");
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.rsvd0 = 1,
+	       "EVENT reserved bytes not zero");
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.rsvd1 = 1,
+	       "EVENT reserved bytes not zero");
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.status = 5,
+	       "EVENT status not 0 or -errno");
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.type = 0,
+	       "EVENT type unknown");
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.type = CMP_EVENT_MAX + 1,
+	       "EVENT type unknown");
+
+	BAD_EV(CMP_EVENT_REQ_RECEIVED, m->event.req_received.listen_id = 0,
+	       "REQ_RECEIVED listener id zero");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED,
+	       m->event.req_received.remote_qpn = 0x1000000,
+	       "REQ_RECEIVED remote QPN out of range");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED,
+	       m->event.req_received.start_psn = 0x1000000,
+	       "REQ_RECEIVED starting PSN out of range");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED,
+	       m->event.req_received.qp_type = CMP_QP_TYPE_UD,
+	       "REQ_RECEIVED QP type out of range");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED, m->event.req_received.flow_control = 2,
+	       "REQ_RECEIVED flow control not 0 or 1");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED, m->event.req_received.retry_count = 8,
+	       "REQ_RECEIVED retry count out of range");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED,
+	       m->event.req_received.rnr_retry_count = 8,
+	       "REQ_RECEIVED RNR retry count out of range");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED, m->event.req_received.srq = 2,
+	       "REQ_RECEIVED SRQ not 0 or 1");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED, m->event.req_received.rsvd0[3] = 1,
+	       "REQ_RECEIVED reserved bytes not zero");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED,
+	       m->event.req_received.private_data_len = 93,
+	       "REQ_RECEIVED private data length beyond its maximum");
+	BAD_EV(CMP_EVENT_REQ_RECEIVED,
+	       m->event.req_received.path.dev_name[20] = 'x',
+	       "path device name not zero after its NUL");
+
+	BAD_EV(CMP_EVENT_REP_RECEIVED,
+	       m->event.rep_received.remote_qpn = 0x1000000,
+	       "REP_RECEIVED remote QPN out of range");
+	BAD_EV(CMP_EVENT_REP_RECEIVED,
+	       m->event.rep_received.start_psn = 0x1000000,
+	       "REP_RECEIVED starting PSN out of range");
+	BAD_EV(CMP_EVENT_REP_RECEIVED,
+	       m->event.rep_received.target_ack_delay = 32,
+	       "REP_RECEIVED target ACK delay out of range");
+	BAD_EV(CMP_EVENT_REP_RECEIVED, m->event.rep_received.failover = 3,
+	       "REP_RECEIVED failover out of range");
+	BAD_EV(CMP_EVENT_REP_RECEIVED, m->event.rep_received.flow_control = 2,
+	       "REP_RECEIVED flow control not 0 or 1");
+	BAD_EV(CMP_EVENT_REP_RECEIVED,
+	       m->event.rep_received.rnr_retry_count = 8,
+	       "REP_RECEIVED RNR retry count out of range");
+	BAD_EV(CMP_EVENT_REP_RECEIVED, m->event.rep_received.srq = 2,
+	       "REP_RECEIVED SRQ not 0 or 1");
+	BAD_EV(CMP_EVENT_REP_RECEIVED, m->event.rep_received.rsvd0[0] = 1,
+	       "REP_RECEIVED reserved bytes not zero");
+	BAD_EV(CMP_EVENT_REP_RECEIVED,
+	       m->event.rep_received.private_data_len = 197,
+	       "REP_RECEIVED private data length beyond its maximum");
+	BAD_EV(CMP_EVENT_REP_RECEIVED, m->event.rep_received.path.grh = 3,
+	       "path GRH flag not 0 or 1");
+
+	BAD_EV(CMP_EVENT_ESTABLISHED, m->event.established.rsvd0[0] = 1,
+	       "ESTABLISHED reserved bytes not zero");
+	BAD_EV(CMP_EVENT_ESTABLISHED,
+	       m->event.established.private_data_len = 225,
+	       "ESTABLISHED private data length beyond its maximum");
+
+	BAD_EV(CMP_EVENT_REJ_RECEIVED, m->event.rej_received.reason = 36,
+	       "REJ_RECEIVED reason out of range");
+	BAD_EV(CMP_EVENT_REJ_RECEIVED, m->event.rej_received.ari_len = 73,
+	       "REJ_RECEIVED ARI length beyond its maximum");
+	BAD_EV(CMP_EVENT_REJ_RECEIVED, m->event.rej_received.ari[10] = 1,
+	       "REJ_RECEIVED ARI not zero beyond its length");
+	BAD_EV(CMP_EVENT_REJ_RECEIVED,
+	       m->event.rej_received.private_data_len = 149,
+	       "REJ_RECEIVED private data length beyond its maximum");
+	BAD_EV(CMP_EVENT_REJ_RECEIVED, m->event.rej_received.rsvd1[0] = 1,
+	       "REJ_RECEIVED reserved bytes not zero");
+
+	BAD_EV(CMP_EVENT_CONNECT_ERROR,
+	       m->event.connect_error.msg = CMP_CM_MSG_DREQ,
+	       "CONNECT_ERROR message not REQ, REP, SIDR_REQ or none");
+	BAD_EV(CMP_EVENT_CONNECT_ERROR, m->event.connect_error.msg = 200,
+	       "CONNECT_ERROR message not REQ, REP, SIDR_REQ or none");
+	BAD_EV(CMP_EVENT_CONNECT_ERROR, m->event.connect_error.rsvd0[0] = 1,
+	       "CONNECT_ERROR reserved bytes not zero");
+
+	BAD_EV(CMP_EVENT_MRA_RECEIVED,
+	       m->event.mra_received.service_timeout = 32,
+	       "MRA_RECEIVED service timeout out of range");
+	BAD_EV(CMP_EVENT_MRA_RECEIVED,
+	       m->event.mra_received.msg = CMP_CM_MSG_NONE,
+	       "MRA_RECEIVED message not REQ, REP or LAP");
+	BAD_EV(CMP_EVENT_MRA_RECEIVED, m->event.mra_received.rsvd0[5] = 1,
+	       "MRA_RECEIVED reserved bytes not zero");
+
+	BAD_EV(CMP_EVENT_DREQ_RECEIVED, m->event.dreq_received.rsvd1[0] = 1,
+	       "DREQ_RECEIVED reserved bytes not zero");
+	BAD_EV(CMP_EVENT_DREQ_RECEIVED,
+	       m->event.dreq_received.private_data_len = 221,
+	       "DREQ_RECEIVED private data length beyond its maximum");
+	BAD_EV(CMP_EVENT_DREP_RECEIVED, m->event.drep_received.rsvd0[0] = 1,
+	       "DREP_RECEIVED reserved bytes not zero");
+	BAD_EV(CMP_EVENT_DREP_RECEIVED,
+	       m->event.drep_received.private_data_len = 225,
+	       "DREP_RECEIVED private data length beyond its maximum");
+
+	BAD_EV(CMP_EVENT_LAP_RECEIVED, m->event.lap_received.rsvd0[0] = 1,
+	       "LAP_RECEIVED reserved bytes not zero");
+	BAD_EV(CMP_EVENT_LAP_RECEIVED,
+	       m->event.lap_received.private_data_len = 169,
+	       "LAP_RECEIVED private data length beyond its maximum");
+	BAD_EV(CMP_EVENT_LAP_RECEIVED,
+	       m->event.lap_received.alt_path.packet_rate = 64,
+	       "path packet rate out of range");
+
+	BAD_EV(CMP_EVENT_APR_RECEIVED, m->event.apr_received.ap_status = 14,
+	       "APR_RECEIVED status out of range");
+	BAD_EV(CMP_EVENT_APR_RECEIVED, m->event.apr_received.info_len = 73,
+	       "APR_RECEIVED additional info length beyond its maximum");
+	BAD_EV(CMP_EVENT_APR_RECEIVED,
+	       m->event.apr_received.private_data_len = 149,
+	       "APR_RECEIVED private data length beyond its maximum");
+	BAD_EV(CMP_EVENT_APR_RECEIVED, m->event.apr_received.rsvd0[0] = 1,
+	       "APR_RECEIVED reserved bytes not zero");
+
+	BAD_EV(CMP_EVENT_SIDR_REQ_RECEIVED,
+	       m->event.sidr_req_received.listen_id = 0,
+	       "SIDR_REQ_RECEIVED listener id zero");
+	BAD_EV(CMP_EVENT_SIDR_REQ_RECEIVED,
+	       m->event.sidr_req_received.rsvd0[0] = 1,
+	       "SIDR_REQ_RECEIVED reserved bytes not zero");
+	BAD_EV(CMP_EVENT_SIDR_REQ_RECEIVED,
+	       m->event.sidr_req_received.private_data_len = 217,
+	       "SIDR_REQ_RECEIVED private data length beyond its maximum");
+	BAD_EV(CMP_EVENT_SIDR_REQ_RECEIVED,
+	       m->event.sidr_req_received.path.local_ack_timeout = 32,
+	       "path local ACK timeout out of range");
+
+	BAD_EV(CMP_EVENT_SIDR_REP_RECEIVED,
+	       m->event.sidr_rep_received.status = 6,
+	       "SIDR_REP_RECEIVED status out of range");
+	BAD_EV(CMP_EVENT_SIDR_REP_RECEIVED,
+	       m->event.sidr_rep_received.qpn = 0x1000000,
+	       "SIDR_REP_RECEIVED QPN out of range");
+	BAD_EV(CMP_EVENT_SIDR_REP_RECEIVED,
+	       m->event.sidr_rep_received.rsvd0[0] = 1,
+	       "SIDR_REP_RECEIVED reserved bytes not zero");
+	BAD_EV(CMP_EVENT_SIDR_REP_RECEIVED,
+	       m->event.sidr_rep_received.private_data_len = 137,
+	       "SIDR_REP_RECEIVED private data length beyond its maximum");
+	BAD_EV(CMP_EVENT_SIDR_REP_RECEIVED,
+	       m->event.sidr_rep_received.path.flow_label = 0xfffff + 1,
+	       "path flow label out of range");
+
+	BAD_EV(CMP_EVENT_PORT_ERROR, m->event.port.rsvd0[0] = 1,
+	       "port event reserved bytes not zero");
+	BAD_EV(CMP_EVENT_DEVICE_REMOVAL,
+	       memset(m->event.port.dev_name, 'm', CMP_DEV_NAME_SIZE),
+	       "port event device name not NUL-terminated");
+}
+
+/*
+ * Every proper prefix of every valid message is refused, from a buffer of
+ * exactly that size: once with the original header (whose length then
+ * disagrees), once with the header's length patched to match, which drives
+ * the body length checks.
+ */
+static void test_truncation(void **state)
+{
+	struct example ex[EXAMPLES_MAX];
+	size_t count = all_examples(ex);
+
+	(void)state;
+	for (size_t i = 0; i < count; i++) {
+		uint8_t buf[CMP_MSG_MAX];
+		struct cmp_msg m, d;
+		size_t n;
+
+		build(&m, ex[i]);
+		n = encode_ok(&m, buf);
+		for (size_t len = 0; len < n; len++) {
+			const char *why = NULL;
+
+			assert_int_equal(decode_exact(buf, len, &d, &why),
+					 -EBADMSG);
+			assert_non_null(why);
+			if (len >= sizeof(struct cmp_hdr)) {
+				uint8_t cut[CMP_MSG_MAX];
+
+				memcpy(cut, buf, len);
+				((struct cmp_hdr *)(void *)cut)->length =
+					(uint32_t)len;
+				why = NULL;
+				assert_int_not_equal(
+					decode_exact(cut, len, &d, &why), 0);
+				assert_non_null(why);
+			}
+		}
+	}
+}
+
+/*
+ * Every byte of every valid message set to a few other values: decode must
+ * not fault, must give a reason exactly when it fails, and when it
+ * succeeds the encoding must be the canonical one (re-encoding gives the
+ * same bytes), since a message has only one valid encoding.
+ */
+static void test_byte_corruption(void **state)
+{
+	static const uint8_t values[] = { 0x00, 0x01, 0x7f, 0x80, 0xff };
+	struct example ex[EXAMPLES_MAX];
+	size_t count = all_examples(ex);
+	unsigned int accepted = 0, refused = 0;
+
+	(void)state;
+	for (size_t i = 0; i < count; i++) {
+		uint8_t buf[CMP_MSG_MAX], again[CMP_MSG_MAX];
+		struct cmp_msg m, d;
+		size_t n;
+
+		build(&m, ex[i]);
+		n = encode_ok(&m, buf);
+		for (size_t at = 0; at < n; at++) {
+			uint8_t orig = buf[at];
+
+			for (size_t v = 0; v < sizeof(values); v++) {
+				const char *why = NULL;
+				int ret;
+
+				if (values[v] == orig)
+					continue;
+				buf[at] = values[v];
+				ret = decode_exact(buf, n, &d, &why);
+				if (ret) {
+					assert_non_null(why);
+					refused++;
+					continue;
+				}
+				assert_null(why);
+				assert_int_equal(
+					cmp_encode(&d, again, sizeof(again)),
+					n);
+				assert_memory_equal(again, buf, n);
+				accepted++;
+			}
+			buf[at] = orig;
+		}
+	}
+	/* Both outcomes happen: the test is not vacuous either way. */
+	assert_true(accepted > 0);
+	assert_true(refused > 0);
+}
+
+static void test_encode_errors(void **state)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg m;
+	const char *why = NULL;
+
+	(void)state;
+	build(&m, (struct example){ .type = CMP_TYPE_CONNECT });
+	/* One byte short of the message. */
+	assert_int_equal(cmp_encode(&m, buf, 16 + 256 - 1), -EMSGSIZE);
+	assert_int_equal(cmp_encode(&m, buf, 16 + 256), 16 + 256);
+	/* hdr.length is the encoder's to compute, whatever the caller says. */
+	m.hdr.length = 3;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), 16 + 256);
+	assert_int_equal(((struct cmp_hdr *)(void *)buf)->length, 16 + 256);
+
+	m.connect.retry_count = 9;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(cmp_check(&m, &why), -EBADMSG);
+	assert_string_equal(why, "CONNECT retry count out of range");
+	assert_int_equal(cmp_check(&m, NULL), -EBADMSG);
+
+	m.hdr.version = 9;
+	assert_int_equal(cmp_check(&m, &why), -EPROTO);
+	assert_string_equal(why, "protocol version not supported");
+
+	/* A NULL why is allowed on decode too. */
+	assert_int_equal(cmp_decode(buf, 3, &m, NULL), -EBADMSG);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	for (unsigned int t = CMP_TYPE_HELLO; t <= CMP_TYPE_REQUEST_MAX; t++) {
+		enum cmp_type rt = cmp_reply_type((enum cmp_type)t);
+		char want[64];
+
+		assert_true(cmp_type_is_request(t));
+		assert_false(cmp_type_is_request(rt));
+		snprintf(want, sizeof(want), "%s_REPLY",
+			 cmp_type_name((enum cmp_type)t));
+		assert_string_equal(cmp_type_name(rt), want);
+	}
+	assert_false(cmp_type_is_request(CMP_TYPE_EVENT));
+	assert_string_equal(cmp_type_name(CMP_TYPE_NOTIFY_ESTABLISHED),
+			    "NOTIFY_ESTABLISHED");
+	assert_string_equal(cmp_type_name(CMP_TYPE_EVENT), "EVENT");
+	assert_string_equal(cmp_type_name((enum cmp_type)0x7f), "unknown");
+	for (unsigned int e = CMP_EVENT_REQ_RECEIVED; e <= CMP_EVENT_MAX; e++) {
+		assert_string_not_equal(cmp_event_name((enum cmp_event_type)e),
+					"unknown");
+		assert_true(cmp_event_body_size((enum cmp_event_type)e) >= 0);
+	}
+	assert_string_equal(cmp_event_name(CMP_EVENT_SIDR_REP_RECEIVED),
+			    "SIDR_REP_RECEIVED");
+	assert_string_equal(cmp_event_name((enum cmp_event_type)0), "unknown");
+	assert_int_equal(cmp_event_body_size((enum cmp_event_type)0), -1);
+	for (unsigned int s = 0; s <= CMP_STATE_MAX; s++)
+		assert_string_not_equal(cmp_state_name((enum cmp_state)s),
+					"unknown");
+	assert_string_equal(cmp_state_name(CMP_STATE_MRA_REP_RCVD),
+			    "MRA_REP_RCVD");
+	assert_string_equal(cmp_state_name((enum cmp_state)99), "unknown");
+	for (unsigned int s = 0; s <= CMP_LAP_STATE_MAX; s++)
+		assert_string_not_equal(
+			cmp_lap_state_name((enum cmp_lap_state)s), "unknown");
+	assert_string_equal(cmp_lap_state_name((enum cmp_lap_state)99),
+			    "unknown");
+}
+
+/* cmp_msg_init() gives HELLO its frozen version and zeroes everything. */
+static void test_msg_init(void **state)
+{
+	struct cmp_msg m;
+	static const struct cmp_msg zero;
+
+	(void)state;
+	memset(&m, 0xee, sizeof(m));
+	cmp_msg_init(&m, CMP_TYPE_HELLO, 5);
+	assert_int_equal(m.hdr.version, CMP_VERSION_HELLO);
+	assert_int_equal(m.hdr.type, CMP_TYPE_HELLO);
+	assert_int_equal(m.hdr.seq, 5);
+	assert_memory_equal(m.body, zero.body, sizeof(m.body));
+	cmp_msg_init(&m, CMP_TYPE_LIST, 6);
+	assert_int_equal(m.hdr.version, CMP_VERSION);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header_golden),
+		cmocka_unit_test(test_event_golden),
+		cmocka_unit_test(test_hello_golden),
+		cmocka_unit_test(test_roundtrip_all),
+		cmocka_unit_test(test_roundtrip_failed_replies),
+		cmocka_unit_test(test_roundtrip_variants),
+		cmocka_unit_test(test_full_batches),
+		cmocka_unit_test(test_malformed_framing),
+		cmocka_unit_test(test_malformed_header),
+		cmocka_unit_test(test_malformed_requests),
+		cmocka_unit_test(test_malformed_replies),
+		cmocka_unit_test(test_malformed_events),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_byte_corruption),
+		cmocka_unit_test(test_encode_errors),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_msg_init),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
