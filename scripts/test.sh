@@ -14,6 +14,9 @@ valgrind=0
 [ "${1:-}" = --valgrind ] && valgrind=1
 
 scripts/install-deps.sh
+# The rxe suite boots Debian's stock kernel in qemu (tests/vm/README.md);
+# setup is idempotent and takes about a second when everything is there.
+tests/vm/setup.sh
 
 setup() { # dir, extra meson options...
 	local dir=$1
