@@ -10,7 +10,7 @@ set -euo pipefail
 PKGS=(
 	meson ninja-build pkg-config gcc libc6-dev
 	libibverbs-dev libibumad-dev libev-dev libcmocka-dev
-	clang-format valgrind python3
+	clang-format valgrind python3 tshark
 )
 
 missing=()
