@@ -1,0 +1,789 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The client API on top of the engine: each request of proto/cmp.h becomes
+ * an engine call, each engine event a cmp EVENT for the id's owner. The
+ * engine keeps the protocol state; this file keeps who owns which id, the
+ * per-id event sequence of rule 2, and what QUERY_ID reports.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "log.h"
+
+static struct api_client *client_of(struct cmd *cmd, struct srv_client *c)
+{
+	return hmap_get(&cmd->clients, srv_client_serial(c));
+}
+
+/* The id, if it exists and belongs to c; a foreign id looks absent. */
+static struct api_id *id_of(struct cmd *cmd, struct srv_client *c, uint32_t id)
+{
+	struct api_id *a = hmap_get(&cmd->ids, id);
+
+	return a && a->client == c ? a : NULL;
+}
+
+static struct api_id *id_add(struct cmd *cmd, struct srv_client *c, uint32_t id,
+			     uint8_t qp_type)
+{
+	struct api_client *ac = client_of(cmd, c);
+	struct api_id *a = calloc(1, sizeof(*a));
+
+	if (!a || !ac || hmap_put(&cmd->ids, id, a)) {
+		free(a);
+		return NULL;
+	}
+	a->id = id;
+	a->client = c;
+	a->qp_type = qp_type;
+	a->info.id = id;
+	a->info.qp_type = qp_type;
+	LIST_INSERT_HEAD(&ac->ids, a, link);
+	ac->nids++;
+	return a;
+}
+
+static void id_del(struct cmd *cmd, struct api_id *a)
+{
+	struct api_client *ac = client_of(cmd, a->client);
+
+	hmap_del(&cmd->ids, a->id);
+	LIST_REMOVE(a, link);
+	if (ac)
+		ac->nids--;
+	free(a);
+}
+
+static enum cmp_state state_of(struct cmd *cmd, uint32_t id)
+{
+	enum eng_state s = ENG_STATE_IDLE;
+
+	eng_id_state(cmd->eng, id, &s);
+	/* enum eng_state follows the IBTA order, as enum cmp_state does. */
+	return (enum cmp_state)s;
+}
+
+static void pd_copy(uint8_t *dst, size_t size, const uint8_t *src, size_t len)
+{
+	memset(dst, 0, size);
+	memcpy(dst, src, len < size ? len : size);
+}
+
+/* HELLO and CREATE_ID aside, every request names an id of its client. */
+static uint32_t request_id(const struct cmp_msg *req)
+{
+	uint32_t id;
+
+	switch ((enum cmp_type)req->hdr.type) {
+	case CMP_TYPE_HELLO:
+	case CMP_TYPE_CREATE_ID:
+	case CMP_TYPE_LIST:
+	case CMP_TYPE_COUNTERS:
+		return CMP_ID_NONE;
+	default:
+		break;
+	}
+	/* Every body that names an id starts with it (cmp.h). */
+	memcpy(&id, req->body, sizeof(id));
+	return id;
+}
+
+static int do_create(struct cmd *cmd, struct srv_client *c,
+		     const struct cmp_create_id *r, struct cmp_msg *reply)
+{
+	struct api_client *ac = client_of(cmd, c);
+	struct api_id *a;
+	uint32_t id;
+	int rc;
+
+	if (!ac)
+		return -ENOTCONN;
+	if (ac->nids >= cmd->cfg.max_ids)
+		return -EMFILE;
+	rc = eng_create_id(cmd->eng, srv_client_serial(c), r->context, &id);
+	if (rc)
+		return rc;
+	a = id_add(cmd, c, id, r->qp_type);
+	if (!a) {
+		eng_destroy(cmd->eng, id, cmd_now());
+		return -ENOMEM;
+	}
+	a->info.context = r->context;
+	reply->create_id_reply.id = id;
+	return 0;
+}
+
+static int do_listen(struct cmd *cmd, struct api_id *a,
+		     const struct cmp_listen *r)
+{
+	int rc;
+
+	/* Listeners serve every port; narrowing them is not built yet. */
+	if (r->port.kind != CMP_SEL_ANY)
+		return -EOPNOTSUPP;
+	rc = eng_listen(cmd->eng, a->id, r->service_id, r->service_mask,
+			r->backlog, cmd_now());
+	if (rc)
+		return rc;
+	a->listener = true;
+	a->info.service_id = r->service_id;
+	a->info.service_mask = r->service_mask;
+	a->info.backlog = r->backlog;
+	return 0;
+}
+
+static int do_connect(struct cmd *cmd, struct api_id *a,
+		      const struct cmp_connect *r)
+{
+	struct eng_connect_param p;
+	struct path path;
+	struct cm_req *q = &p.req;
+	int rc;
+
+	if (a->qp_type == CMP_QP_TYPE_UD)
+		return -EINVAL; /* UD ids resolve with SIDR_REQ */
+	rc = path_resolve(cmd->xport, &r->dst, &r->src, &r->path,
+			  &cmd->cfg.path, &path);
+	if (rc)
+		return rc;
+	memset(&p, 0, sizeof(p));
+	p.dest = path.dest;
+	p.packet_life_time = path.view.packet_life_time;
+	q->service_id = r->service_id;
+	q->local_qpn = r->local_qpn;
+	q->starting_psn = r->start_psn;
+	q->responder_resources = r->responder_resources;
+	q->initiator_depth = r->initiator_depth;
+	q->remote_cm_resp_timeout = r->remote_cm_response_timeout;
+	q->local_cm_resp_timeout = r->local_cm_response_timeout;
+	q->transport_type = a->qp_type == CMP_QP_TYPE_UC ? CM_TRANSPORT_UC :
+							   CM_TRANSPORT_RC;
+	q->flow_control = r->flow_control;
+	q->retry_count = r->retry_count;
+	q->rnr_retry_count = r->rnr_retry_count;
+	q->max_cm_retries = r->max_cm_retries;
+	q->srq = r->srq;
+	path_fill_req(&path, q);
+	pd_copy(q->private_data, sizeof(q->private_data), r->private_data,
+		r->private_data_len);
+	rc = eng_connect(cmd->eng, a->id, &p, cmd_now());
+	if (rc)
+		return rc;
+	a->info.service_id = r->service_id;
+	a->info.local_comm_id = q->local_comm_id;
+	a->info.local_qpn = r->local_qpn;
+	a->info.local_psn = q->starting_psn;
+	a->info.responder_resources = r->responder_resources;
+	a->info.initiator_depth = r->initiator_depth;
+	a->info.flow_control = r->flow_control;
+	a->info.retry_count = r->retry_count;
+	a->info.rnr_retry_count = r->rnr_retry_count;
+	a->info.srq = r->srq;
+	a->info.max_cm_retries = r->max_cm_retries;
+	a->info.local_cm_response_timeout = r->local_cm_response_timeout;
+	a->info.remote_cm_response_timeout = r->remote_cm_response_timeout;
+	a->info.path = path.view;
+	return 0;
+}
+
+static int do_accept(struct cmd *cmd, struct api_id *a,
+		     const struct cmp_accept *r)
+{
+	struct cm_rep rep;
+	int rc;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.local_qpn = r->local_qpn;
+	rep.starting_psn = r->start_psn;
+	rep.responder_resources = r->responder_resources;
+	rep.initiator_depth = r->initiator_depth;
+	rep.target_ack_delay = r->target_ack_delay;
+	rep.failover_accepted = r->failover;
+	rep.flow_control = r->flow_control;
+	rep.rnr_retry_count = r->rnr_retry_count;
+	rep.srq = r->srq;
+	pd_copy(rep.private_data, sizeof(rep.private_data), r->private_data,
+		r->private_data_len);
+	rc = eng_accept(cmd->eng, a->id, &rep, cmd_now());
+	if (rc)
+		return rc;
+	a->info.local_comm_id = rep.local_comm_id;
+	a->info.local_qpn = r->local_qpn;
+	a->info.local_psn = rep.starting_psn;
+	a->info.target_ack_delay = r->target_ack_delay;
+	a->info.failover = r->failover;
+	return 0;
+}
+
+static int do_reject(struct cmd *cmd, struct api_id *a,
+		     const struct cmp_reject *r)
+{
+	struct cm_rej rej;
+
+	memset(&rej, 0, sizeof(rej));
+	rej.reason = r->reason;
+	rej.ari_length = r->ari_len;
+	pd_copy(rej.ari, sizeof(rej.ari), r->ari, r->ari_len);
+	pd_copy(rej.private_data, sizeof(rej.private_data), r->private_data,
+		r->private_data_len);
+	return eng_reject(cmd->eng, a->id, &rej, cmd_now());
+}
+
+static int do_rtu(struct cmd *cmd, struct api_id *a, const struct cmp_rtu *r)
+{
+	struct cm_rtu rtu;
+
+	memset(&rtu, 0, sizeof(rtu));
+	pd_copy(rtu.private_data, sizeof(rtu.private_data), r->private_data,
+		r->private_data_len);
+	return eng_rtu(cmd->eng, a->id, &rtu, cmd_now());
+}
+
+static int do_sidr_req(struct cmd *cmd, struct api_id *a,
+		       const struct cmp_sidr_req *r)
+{
+	struct eng_sidr_param p;
+	struct cmp_path_set none = { 0 };
+	struct path path;
+	int rc;
+
+	if (a->qp_type != CMP_QP_TYPE_UD)
+		return -EINVAL;
+	rc = path_resolve(cmd->xport, &r->dst, &r->src, &none, &cmd->cfg.path,
+			  &path);
+	if (rc)
+		return rc;
+	memset(&p, 0, sizeof(p));
+	p.dest = path.dest;
+	p.service_id = r->service_id;
+	p.pkey = r->pkey ? r->pkey : path.view.pkey;
+	p.timeout = r->cm_response_timeout ? r->cm_response_timeout : 20;
+	p.max_retries = r->max_cm_retries ? r->max_cm_retries : 5;
+	pd_copy(p.private_data, sizeof(p.private_data), r->private_data,
+		r->private_data_len);
+	rc = eng_sidr_req(cmd->eng, a->id, &p, cmd_now());
+	if (!rc) {
+		a->info.service_id = r->service_id;
+		a->info.path = path.view;
+	}
+	return rc;
+}
+
+static int do_sidr_rep(struct cmd *cmd, struct api_id *a,
+		       const struct cmp_sidr_rep *r)
+{
+	struct cm_sidr_rep rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.status = r->status;
+	rep.qpn = r->qpn;
+	rep.qkey = r->qkey;
+	pd_copy(rep.private_data, sizeof(rep.private_data), r->private_data,
+		r->private_data_len);
+	return eng_sidr_rep(cmd->eng, a->id, &rep, cmd_now());
+}
+
+static int do_lap(struct cmd *cmd, struct api_id *a, const struct cmp_lap *r)
+{
+	const struct cmp_path *p = &r->alt_path;
+	struct cm_lap lap;
+
+	memset(&lap, 0, sizeof(lap));
+	lap.alt_local_lid = p->local_lid;
+	lap.alt_remote_lid = p->remote_lid;
+	memcpy(lap.alt_local_gid, p->local_gid, CM_GID_SIZE);
+	memcpy(lap.alt_remote_gid, p->remote_gid, CM_GID_SIZE);
+	lap.alt_flow_label = p->flow_label;
+	lap.alt_traffic_class = p->traffic_class;
+	lap.alt_hop_limit = p->hop_limit;
+	lap.alt_packet_rate = p->packet_rate;
+	lap.alt_sl = p->sl;
+	lap.alt_subnet_local = p->hop_limit <= 1;
+	lap.alt_local_ack_timeout = p->local_ack_timeout;
+	pd_copy(lap.private_data, sizeof(lap.private_data), r->private_data,
+		r->private_data_len);
+	return eng_lap(cmd->eng, a->id, &lap, cmd_now());
+}
+
+static int do_ack(struct cmd *cmd, struct api_id *a,
+		  const struct cmp_ack_event *r)
+{
+	if (!a->unacked_seq || r->seq != a->unacked_seq)
+		return -EINVAL;
+	a->unacked_seq = 0;
+	return eng_ack(cmd->eng, a->id, cmd_now());
+}
+
+static int do_query(struct cmd *cmd, struct api_id *a,
+		    struct cmp_query_id_reply *r)
+{
+	r->info = a->info;
+	r->info.state = (uint8_t)state_of(cmd, a->id);
+	return 0;
+}
+
+static bool may_see_all(struct srv_client *c)
+{
+	return srv_client_uid(c) == 0;
+}
+
+static int do_list(struct cmd *cmd, struct srv_client *c,
+		   const struct cmp_list *r, struct cmp_list_reply *out)
+{
+	size_t pos = (size_t)r->cursor;
+	struct api_id *a;
+
+	while (out->count < CMP_LIST_BATCH_MAX &&
+	       (a = hmap_next(&cmd->ids, &pos, NULL))) {
+		struct cmp_list_entry *e = &out->entries[out->count];
+
+		if (a->client != c && !may_see_all(c))
+			continue;
+		if (r->filter == CMP_LIST_FILTER_LISTENERS && !a->listener)
+			continue;
+		if (r->filter == CMP_LIST_FILTER_CONNECTIONS && a->listener)
+			continue;
+		e->id = a->id;
+		e->state = (uint8_t)state_of(cmd, a->id);
+		e->qp_type = a->qp_type;
+		e->service_id = a->info.service_id;
+		e->service_mask = a->info.service_mask;
+		e->local_comm_id = a->info.local_comm_id;
+		e->remote_comm_id = a->info.remote_comm_id;
+		e->owner_pid = (uint32_t)srv_client_pid(a->client);
+		e->owner_uid = (uint32_t)srv_client_uid(a->client);
+		e->backlog = a->info.backlog;
+		memcpy(e->remote_gid, a->info.path.remote_gid, CM_GID_SIZE);
+		out->count++;
+	}
+	out->next_cursor = a ? pos : 0;
+	return 0;
+}
+
+/* Counters, by stable name; the walk's cursor is the counter's index. */
+static unsigned int counter_list(struct cmd *cmd, unsigned int i, char *name,
+				 size_t size, uint64_t *value)
+{
+	const struct eng_counters *e = eng_counters(cmd->eng);
+	const struct srv_counters *s = srv_counters(cmd->srv);
+	const struct {
+		const char *name;
+		uint64_t value;
+	} flat[] = {
+		{ "mad_rx", cmd->counters.mad_rx },
+		{ "mad_tx", cmd->counters.mad_tx },
+		{ "mad_tx_errors", cmd->counters.mad_tx_errors },
+		{ "mad_malformed", cmd->counters.mad_malformed },
+		{ "mad_reserved_set", cmd->counters.mad_reserved_set },
+		{ "port_events", cmd->counters.port_events },
+		{ "req_delivered", e->req_delivered },
+		{ "req_held", e->req_held },
+		{ "req_rejected_backlog", e->req_rejected_backlog },
+		{ "req_no_listener", e->req_no_listener },
+		{ "stale_rejected", e->stale_rejected },
+		{ "timeouts", e->timeouts },
+		{ "unexpected_api", e->unexpected_api },
+		{ "clients", srv_client_count(cmd->srv) },
+		{ "clients_accepted", s->clients_accepted },
+		{ "clients_refused", s->clients_refused },
+		{ "clients_dropped", s->clients_dropped },
+		{ "client_requests", s->requests },
+		{ "client_malformed", s->malformed },
+		{ "events_sent", s->events_sent },
+		{ "ids", cmd->ids.n },
+		{ "records", eng_record_count(cmd->eng) },
+	};
+	const unsigned int nflat = sizeof(flat) / sizeof(flat[0]);
+	static const char *const kind[] = { "sent", "received", "retransmitted",
+					    "duplicates", "unexpected" };
+	const uint64_t *per[] = { e->sent, e->received, e->retransmitted,
+				  e->duplicates, e->unexpected };
+	unsigned int k, t;
+
+	if (i < nflat) {
+		snprintf(name, size, "%s", flat[i].name);
+		*value = flat[i].value;
+		return nflat + 5 * CM_MSG__COUNT;
+	}
+	i -= nflat;
+	if (i >= 5 * CM_MSG__COUNT)
+		return nflat + 5 * CM_MSG__COUNT;
+	k = i / CM_MSG__COUNT;
+	t = i % CM_MSG__COUNT;
+	snprintf(name, size, "%s_%s", cm_msg_type_name((enum cm_msg_type)t),
+		 kind[k]);
+	for (char *p = name; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	*value = per[k][t];
+	return nflat + 5 * CM_MSG__COUNT;
+}
+
+static int do_counters(struct cmd *cmd, const struct cmp_counters *r,
+		       struct cmp_counters_reply *out)
+{
+	unsigned int i = (unsigned int)r->cursor, total = 1;
+
+	if (r->scope != CMP_COUNTER_SCOPE_GLOBAL)
+		return -EOPNOTSUPP;
+	for (; out->count < CMP_COUNTERS_BATCH_MAX && i < total; i++) {
+		struct cmp_counter *c = &out->entries[out->count];
+
+		total = counter_list(cmd, i, c->name, sizeof(c->name),
+				     &c->value);
+		if (i < total)
+			out->count++;
+	}
+	out->next_cursor = i < total ? i : 0;
+	return 0;
+}
+
+static int dispatch(struct cmd *cmd, struct srv_client *c,
+		    const struct cmp_msg *req, struct cmp_msg *reply)
+{
+	uint64_t now = cmd_now();
+	struct api_id *a = NULL;
+	uint32_t id = request_id(req);
+	int rc;
+
+	if (id != CMP_ID_NONE && !(a = id_of(cmd, c, id)))
+		return -ENOENT;
+	switch ((enum cmp_type)req->hdr.type) {
+	case CMP_TYPE_CREATE_ID:
+		return do_create(cmd, c, &req->create_id, reply);
+	case CMP_TYPE_DESTROY_ID:
+		rc = eng_destroy(cmd->eng, id, now);
+		id_del(cmd, a);
+		return rc == -ENOENT ? 0 : rc;
+	case CMP_TYPE_SET_CONTEXT:
+		rc = eng_set_context(cmd->eng, id, req->set_context.context);
+		if (!rc)
+			a->info.context = req->set_context.context;
+		return rc;
+	case CMP_TYPE_LISTEN:
+		return do_listen(cmd, a, &req->listen);
+	case CMP_TYPE_CONNECT:
+		return do_connect(cmd, a, &req->connect);
+	case CMP_TYPE_ACCEPT:
+		return do_accept(cmd, a, &req->accept);
+	case CMP_TYPE_REJECT:
+		return do_reject(cmd, a, &req->reject);
+	case CMP_TYPE_RTU:
+		return do_rtu(cmd, a, &req->rtu);
+	case CMP_TYPE_NOTIFY_ESTABLISHED:
+		return -EOPNOTSUPP; /* the engine has no entry for it yet */
+	case CMP_TYPE_MRA:
+		return eng_mra(cmd->eng, id, req->mra.service_timeout, now);
+	case CMP_TYPE_DISCONNECT:
+		return eng_disconnect(cmd->eng, id,
+				      req->disconnect.private_data,
+				      req->disconnect.private_data_len, now);
+	case CMP_TYPE_LAP:
+		return do_lap(cmd, a, &req->lap);
+	case CMP_TYPE_APR:
+		return eng_apr(cmd->eng, id, req->apr.ap_status, now);
+	case CMP_TYPE_SIDR_REQ:
+		return do_sidr_req(cmd, a, &req->sidr_req);
+	case CMP_TYPE_SIDR_REP:
+		return do_sidr_rep(cmd, a, &req->sidr_rep);
+	case CMP_TYPE_ACK_EVENT:
+		return do_ack(cmd, a, &req->ack_event);
+	case CMP_TYPE_QUERY_ID:
+		return do_query(cmd, a, &reply->query_id_reply);
+	case CMP_TYPE_LIST:
+		return do_list(cmd, c, &req->list, &reply->list_reply);
+	case CMP_TYPE_COUNTERS:
+		return do_counters(cmd, &req->counters, &reply->counters_reply);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
+		 struct cmp_msg *reply)
+{
+	struct cmd *cmd = ctx;
+
+	/* The first request after HELLO introduces the client to the API. */
+	if (!client_of(cmd, c)) {
+		struct api_client *ac = calloc(1, sizeof(*ac));
+
+		if (!ac || hmap_put(&cmd->clients, srv_client_serial(c), ac)) {
+			free(ac);
+			reply->reply.status = -ENOMEM;
+			return;
+		}
+		ac->client = c;
+		LIST_INIT(&ac->ids);
+	}
+	reply->reply.status = dispatch(cmd, c, req, reply);
+}
+
+void api_client_gone(void *ctx, struct srv_client *c)
+{
+	struct cmd *cmd = ctx;
+	struct api_client *ac = hmap_get(&cmd->clients, srv_client_serial(c));
+	struct api_id *a;
+	int n;
+
+	if (!ac)
+		return;
+	/* The engine finishes each id's protocol (REJ, DREQ, DREP) and
+	 * delivers nothing more for them. */
+	n = eng_destroy_owner(cmd->eng, srv_client_serial(c), cmd_now());
+	while ((a = LIST_FIRST(&ac->ids)))
+		id_del(cmd, a);
+	hmap_del(&cmd->clients, srv_client_serial(c));
+	if (n > 0)
+		log_info("client %llu (%s, pid %d) went away: destroyed %d "
+			 "ids",
+			 (unsigned long long)srv_client_serial(c),
+			 srv_client_name(c), (int)srv_client_pid(c), n);
+	free(ac);
+}
+
+static enum cmp_cm_msg cm_msg_ref(enum eng_event_type t)
+{
+	switch (t) {
+	case ENG_EV_REQ_ERROR:
+		return CMP_CM_MSG_REQ;
+	case ENG_EV_REP_ERROR:
+		return CMP_CM_MSG_REP;
+	case ENG_EV_SIDR_REQ_ERROR:
+		return CMP_CM_MSG_SIDR_REQ;
+	default:
+		return CMP_CM_MSG_NONE;
+	}
+}
+
+/* Fill the event body from the engine's event; returns the cmp type. */
+static enum cmp_event_type event_body(struct cmd *cmd, struct api_id *a,
+				      const struct eng_event *ev,
+				      struct cmp_event *e)
+{
+	const struct cm_msg *m = &ev->msg;
+
+	switch (ev->type) {
+	case ENG_EV_REQ_RECEIVED: {
+		struct cmp_ev_req *b = &e->req_received;
+
+		b->listen_id = ev->listen_id;
+		b->remote_comm_id = m->req.local_comm_id;
+		b->remote_qpn = m->req.local_qpn;
+		b->start_psn = m->req.starting_psn;
+		b->service_id = m->req.service_id;
+		b->remote_ca_guid = m->req.local_ca_guid;
+		b->qp_type = m->req.transport_type == CM_TRANSPORT_UC ?
+				     CMP_QP_TYPE_UC :
+				     CMP_QP_TYPE_RC;
+		b->responder_resources = m->req.responder_resources;
+		b->initiator_depth = m->req.initiator_depth;
+		b->flow_control = m->req.flow_control;
+		b->retry_count = m->req.retry_count;
+		b->rnr_retry_count = m->req.rnr_retry_count;
+		b->srq = m->req.srq;
+		b->private_data_len = CM_REQ_PRIVATE_DATA_SIZE;
+		memcpy(b->private_data, m->req.private_data,
+		       CM_REQ_PRIVATE_DATA_SIZE);
+		path_from_req(cmd->xport, &ev->addr, &m->req, &b->path);
+		a->qp_type = b->qp_type;
+		a->info.qp_type = b->qp_type;
+		a->info.listen_id = ev->listen_id;
+		a->info.service_id = m->req.service_id;
+		a->info.remote_ca_guid = m->req.local_ca_guid;
+		a->info.remote_comm_id = m->req.local_comm_id;
+		a->info.remote_qpn = m->req.local_qpn;
+		a->info.remote_psn = m->req.starting_psn;
+		a->info.responder_resources = m->req.responder_resources;
+		a->info.initiator_depth = m->req.initiator_depth;
+		a->info.flow_control = m->req.flow_control;
+		a->info.retry_count = m->req.retry_count;
+		a->info.rnr_retry_count = m->req.rnr_retry_count;
+		a->info.srq = m->req.srq;
+		a->info.path = b->path;
+		return CMP_EVENT_REQ_RECEIVED;
+	}
+	case ENG_EV_REP_RECEIVED: {
+		struct cmp_ev_rep *b = &e->rep_received;
+
+		b->remote_qpn = m->rep.local_qpn;
+		b->start_psn = m->rep.starting_psn;
+		b->remote_ca_guid = m->rep.local_ca_guid;
+		b->responder_resources = m->rep.responder_resources;
+		b->initiator_depth = m->rep.initiator_depth;
+		b->target_ack_delay = m->rep.target_ack_delay;
+		b->failover = m->rep.failover_accepted <= CMP_FAILOVER_MAX ?
+				      m->rep.failover_accepted :
+				      CMP_FAILOVER_REJECTED;
+		b->flow_control = m->rep.flow_control;
+		b->rnr_retry_count = m->rep.rnr_retry_count;
+		b->srq = m->rep.srq;
+		b->private_data_len = CM_REP_PRIVATE_DATA_SIZE;
+		memcpy(b->private_data, m->rep.private_data,
+		       CM_REP_PRIVATE_DATA_SIZE);
+		b->path = a->info.path;
+		a->info.remote_comm_id = m->rep.local_comm_id;
+		a->info.remote_qpn = m->rep.local_qpn;
+		a->info.remote_psn = m->rep.starting_psn;
+		a->info.remote_ca_guid = m->rep.local_ca_guid;
+		a->info.target_ack_delay = m->rep.target_ack_delay;
+		return CMP_EVENT_REP_RECEIVED;
+	}
+	case ENG_EV_RTU_RECEIVED:
+		if (ev->has_msg) {
+			e->established.private_data_len =
+				CM_RTU_PRIVATE_DATA_SIZE;
+			memcpy(e->established.private_data, m->rtu.private_data,
+			       CM_RTU_PRIVATE_DATA_SIZE);
+		}
+		return CMP_EVENT_ESTABLISHED;
+	case ENG_EV_REJ_RECEIVED:
+		e->rej_received.reason = m->rej.reason;
+		e->rej_received.ari_len = m->rej.ari_length;
+		memcpy(e->rej_received.ari, m->rej.ari, m->rej.ari_length);
+		e->rej_received.private_data_len = CM_REJ_PRIVATE_DATA_SIZE;
+		memcpy(e->rej_received.private_data, m->rej.private_data,
+		       CM_REJ_PRIVATE_DATA_SIZE);
+		return CMP_EVENT_REJ_RECEIVED;
+	case ENG_EV_REQ_ERROR:
+	case ENG_EV_REP_ERROR:
+	case ENG_EV_SIDR_REQ_ERROR:
+		e->connect_error.msg = (uint8_t)cm_msg_ref(ev->type);
+		if (!e->status)
+			e->status = -ETIMEDOUT;
+		return CMP_EVENT_CONNECT_ERROR;
+	case ENG_EV_DREQ_RECEIVED:
+		if (ev->has_msg) {
+			e->dreq_received.private_data_len =
+				CM_DREQ_PRIVATE_DATA_SIZE;
+			memcpy(e->dreq_received.private_data,
+			       m->dreq.private_data, CM_DREQ_PRIVATE_DATA_SIZE);
+		}
+		return CMP_EVENT_DREQ_RECEIVED;
+	case ENG_EV_DREQ_ERROR:
+		return CMP_EVENT_DISCONNECT_TIMEOUT;
+	case ENG_EV_DREP_RECEIVED:
+		if (ev->has_msg && m->type == CM_MSG_DREP) {
+			e->drep_received.private_data_len =
+				CM_DREP_PRIVATE_DATA_SIZE;
+			memcpy(e->drep_received.private_data,
+			       m->drep.private_data, CM_DREP_PRIVATE_DATA_SIZE);
+		}
+		return CMP_EVENT_DREP_RECEIVED;
+	case ENG_EV_TIMEWAIT_EXIT:
+		return CMP_EVENT_TIMEWAIT_EXIT;
+	case ENG_EV_LAP_RECEIVED: {
+		struct cmp_path *p = &e->lap_received.alt_path;
+
+		p->local_lid = m->lap.alt_remote_lid;
+		p->remote_lid = m->lap.alt_local_lid;
+		memcpy(p->local_gid, m->lap.alt_remote_gid, CM_GID_SIZE);
+		memcpy(p->remote_gid, m->lap.alt_local_gid, CM_GID_SIZE);
+		p->flow_label = m->lap.alt_flow_label;
+		p->traffic_class = m->lap.alt_traffic_class;
+		p->hop_limit = m->lap.alt_hop_limit;
+		p->packet_rate = m->lap.alt_packet_rate;
+		p->sl = m->lap.alt_sl;
+		p->local_ack_timeout = m->lap.alt_local_ack_timeout;
+		e->lap_received.private_data_len = CM_LAP_PRIVATE_DATA_SIZE;
+		memcpy(e->lap_received.private_data, m->lap.private_data,
+		       CM_LAP_PRIVATE_DATA_SIZE);
+		return CMP_EVENT_LAP_RECEIVED;
+	}
+	case ENG_EV_LAP_ERROR:
+		e->status = -ETIMEDOUT;
+		return CMP_EVENT_APR_RECEIVED;
+	case ENG_EV_APR_RECEIVED:
+		e->apr_received.ap_status = m->apr.status;
+		e->apr_received.info_len = m->apr.info_length;
+		memcpy(e->apr_received.info, m->apr.info, m->apr.info_length);
+		e->apr_received.private_data_len = CM_APR_PRIVATE_DATA_SIZE;
+		memcpy(e->apr_received.private_data, m->apr.private_data,
+		       CM_APR_PRIVATE_DATA_SIZE);
+		return CMP_EVENT_APR_RECEIVED;
+	case ENG_EV_SIDR_REQ_RECEIVED: {
+		struct cmp_ev_sidr_req *b = &e->sidr_req_received;
+
+		b->listen_id = ev->listen_id;
+		b->service_id = m->sidr_req.service_id;
+		b->private_data_len = CM_SIDR_REQ_PRIVATE_DATA_SIZE;
+		memcpy(b->private_data, m->sidr_req.private_data,
+		       CM_SIDR_REQ_PRIVATE_DATA_SIZE);
+		path_from_addr(cmd->xport, &ev->addr, m->sidr_req.pkey,
+			       &b->path);
+		a->qp_type = CMP_QP_TYPE_UD;
+		a->info.qp_type = CMP_QP_TYPE_UD;
+		a->info.listen_id = ev->listen_id;
+		a->info.service_id = b->service_id;
+		a->info.path = b->path;
+		return CMP_EVENT_SIDR_REQ_RECEIVED;
+	}
+	case ENG_EV_SIDR_REP_RECEIVED: {
+		struct cmp_ev_sidr_rep *b = &e->sidr_rep_received;
+
+		b->qpn = m->sidr_rep.qpn;
+		b->qkey = m->sidr_rep.qkey;
+		b->status = m->sidr_rep.status;
+		b->private_data_len = CM_SIDR_REP_PRIVATE_DATA_SIZE;
+		memcpy(b->private_data, m->sidr_rep.private_data,
+		       CM_SIDR_REP_PRIVATE_DATA_SIZE);
+		b->path = a->info.path;
+		a->info.remote_qpn = b->qpn;
+		a->info.qkey = b->qkey;
+		return CMP_EVENT_SIDR_REP_RECEIVED;
+	}
+	case ENG_EV__COUNT:
+		break;
+	}
+	return 0;
+}
+
+void api_deliver(void *ctx, const struct eng_event *ev)
+{
+	struct cmd *cmd = ctx;
+	struct api_client *ac = hmap_get(&cmd->clients, ev->owner);
+	struct api_id *a = hmap_get(&cmd->ids, ev->id);
+	struct cmp_msg msg;
+	enum cmp_event_type type;
+
+	if (!ac) {
+		/* The engine never delivers to a destroyed owner; if it
+		 * did, there is nobody to tell. */
+		log_err("event %s for id %u of unknown client %llu",
+			eng_event_name(ev->type), ev->id,
+			(unsigned long long)ev->owner);
+		return;
+	}
+	if (!a) {
+		/* A new passive id: it belongs to its listener's owner. */
+		a = id_add(cmd, ac->client, ev->id, CMP_QP_TYPE_RC);
+		if (!a) {
+			log_err("out of memory for id %u", ev->id);
+			return;
+		}
+	}
+	cmp_msg_init(&msg, CMP_TYPE_EVENT, ++a->ev_seq);
+	if (!a->ev_seq) /* sequence numbers skip 0 (cmp.h) */
+		msg.hdr.seq = ++a->ev_seq;
+	msg.event.id = ev->id;
+	msg.event.status = ev->status;
+	msg.event.context = ev->context;
+	type = event_body(cmd, a, ev, &msg.event);
+	msg.event.type = (uint16_t)type;
+	a->unacked_seq = msg.hdr.seq;
+	srv_send(a->client, &msg);
+}
+
+void api_port_down(struct cmd *cmd, uint16_t port, bool removed)
+{
+	/*
+	 * The engine's handshakes on the port fail by their own timers (its
+	 * sends fail and are retried until max CM retries). Telling owners at
+	 * once needs an engine entry point that does not exist yet.
+	 */
+	log_info("port %u %s: its handshakes will time out", port,
+		 removed ? "removed" : "down");
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The loop: MADs from the transport into the engine, MADs from the engine
+ * out through the transport, the engine's one deadline as one ev_timer,
+ * port events, and the client server. The only place that reads the clock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "log.h"
+
+#define container_of(ptr, type, member)                                        \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* MADs taken from the transport per wake-up: one read batch. */
+#define CMD_RX_BATCH 64
+
+uint64_t cmd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int eng_send_cb(void *ctx, const struct eng_addr *to,
+		       const struct cm_msg *msg)
+{
+	struct cmd *cmd = ctx;
+	uint8_t mad[CM_MAD_SIZE];
+	int rc = cm_mad_encode(msg, mad);
+
+	if (!rc)
+		rc = xport_send(cmd->xport, to->port, to, mad);
+	if (rc) {
+		cmd->counters.mad_tx_errors++;
+		log_debug("send %s on port %u: %s", cm_msg_type_name(msg->type),
+			  to->port, strerror(-rc));
+		return rc;
+	}
+	cmd->counters.mad_tx++;
+	return 0;
+}
+
+/*
+ * Comm ids must be unpredictable (a guessable id lets an off-path peer
+ * forge a REJ or DREQ): draw them from the kernel's CSPRNG, a batch at a
+ * time.
+ */
+static uint32_t eng_random_cb(void *ctx)
+{
+	struct cmd *cmd = ctx;
+
+	if (!cmd->nrnd) {
+		ssize_t n = getrandom(cmd->rnd, sizeof(cmd->rnd), 0);
+
+		if (n != (ssize_t)sizeof(cmd->rnd)) {
+			/* getrandom of 256 bytes does not fail once the
+			 * pool is up; never hand out a fixed id if it did. */
+			for (unsigned int i = 0; i < 64; i++)
+				cmd->rnd[i] ^=
+					(uint32_t)cmd_now() * 2654435761u;
+		}
+		cmd->nrnd = 64;
+	}
+	return cmd->rnd[--cmd->nrnd];
+}
+
+static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct cmd *cmd = container_of(w, struct cmd, mad_io);
+	static struct xport_rx rx[CMD_RX_BATCH];
+	uint64_t now = cmd_now();
+	int n = xport_recv(cmd->xport, rx, CMD_RX_BATCH);
+
+	if (n < 0) {
+		log_err("transport: %s", strerror(-n));
+		if (n == -ENOTCONN)
+			ev_io_stop(loop, w);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct cm_msg msg;
+		struct cm_fault f;
+
+		cmd->counters.mad_rx++;
+		if (cm_mad_decode(rx[i].mad, CM_MAD_SIZE, 0, &msg, &f)) {
+			int type = cm_msg_type_from_attr(
+				(uint16_t)(rx[i].mad[16] << 8 | rx[i].mad[17]));
+
+			cmd->counters.mad_malformed++;
+			if (type >= 0)
+				eng_count_malformed(cmd->eng,
+						    (enum cm_msg_type)type);
+			log_debug("port %u: dropped malformed MAD: %s%s%s",
+				  rx[i].port, cm_fault_str(f.code),
+				  f.field ? " in " : "",
+				  f.field ? f.field : "");
+			continue;
+		}
+		if (f.code == CM_FAULT_RESERVED)
+			cmd->counters.mad_reserved_set++;
+		eng_recv(cmd->eng, rx[i].port, &rx[i].from, &msg, now);
+	}
+}
+
+static void port_event_cb(void *ctx, const struct xport_event *ev)
+{
+	struct cmd *cmd = ctx;
+	const struct xport_port *p = ev->port;
+
+	cmd->counters.port_events++;
+	log_info("%s port %u: %s", p ? p->dev : "?", p ? p->port_num : 0,
+		 xport_event_name(ev->type));
+	switch (ev->type) {
+	case XPORT_EV_PORT_DOWN:
+		api_port_down(cmd, ev->index, false);
+		break;
+	case XPORT_EV_DEVICE_REMOVED:
+		api_port_down(cmd, ev->index, true);
+		break;
+	case XPORT_EV_PORT_ACTIVE:
+	case XPORT_EV_LID_CHANGE:
+	case XPORT_EV_GID_CHANGE:
+	case XPORT_EV_PKEY_CHANGE:
+		/* Attributes are refreshed in the transport; paths are
+		 * resolved per connect, so nothing else is cached. */
+		break;
+	}
+}
+
+static void port_io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct cmd *cmd = container_of(w, struct cmd, port_io);
+
+	xport_process_events(cmd->xport);
+}
+
+static void timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct cmd *cmd = container_of(w, struct cmd, timer);
+
+	eng_run_timers(cmd->eng, cmd_now());
+}
+
+/*
+ * Before the loop sleeps, point the one timer at the engine's next
+ * deadline. Doing it here means no entry point into the engine can forget
+ * to re-arm it.
+ */
+static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct cmd *cmd = container_of(w, struct cmd, prepare);
+	uint64_t deadline = eng_next_deadline(cmd->eng);
+	uint64_t now;
+
+	ev_timer_stop(loop, &cmd->timer);
+	if (deadline == ENG_NO_DEADLINE)
+		return;
+	now = cmd_now();
+	ev_timer_set(&cmd->timer,
+		     deadline > now ? (double)(deadline - now) / 1e9 : 0., 0.);
+	ev_timer_start(loop, &cmd->timer);
+}
+
+int cmd_init(struct cmd *cmd, struct ev_loop *loop,
+	     const struct cmd_config *cfg, struct xport_open_report *report)
+{
+	static const struct eng_ops ops = {
+		.send = eng_send_cb,
+		.deliver = api_deliver,
+		.random = eng_random_cb,
+	};
+	const struct srv_hooks hooks = {
+		.request = api_request,
+		.gone = api_client_gone,
+	};
+	struct srv_config scfg = {
+		.path = cfg->socket_path,
+		.listen_fd = cfg->listen_fd,
+		.max_clients = cfg->max_clients,
+		.max_ids = cfg->max_ids,
+		.max_queued = cfg->max_queued,
+	};
+	int rc;
+
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->loop = loop;
+	cmd->cfg = *cfg;
+	cmd->eng = eng_new(&ops, cmd, &cfg->eng);
+	if (!cmd->eng)
+		return -ENOMEM;
+	rc = xport_open(&cfg->xport, port_event_cb, cmd, report, &cmd->xport);
+	if (rc)
+		goto fail;
+	for (unsigned int i = 0; i < xport_port_count(cmd->xport); i++) {
+		const struct xport_port *p = xport_port(
+			cmd->xport, (uint16_t)(cmd->xport->first_index + i));
+
+		eng_port_set(cmd->eng, p->index, p->node_guid,
+			     p->link == XPORT_LINK_ROCE);
+	}
+	cmd->srv = srv_new(loop, &scfg, &hooks, cmd);
+	if (!cmd->srv) {
+		rc = -errno;
+		goto fail;
+	}
+	ev_io_init(&cmd->mad_io, mad_cb, xport_fd(cmd->xport), EV_READ);
+	ev_io_start(loop, &cmd->mad_io);
+	if (xport_event_fd(cmd->xport) >= 0) {
+		ev_io_init(&cmd->port_io, port_io_cb,
+			   xport_event_fd(cmd->xport), EV_READ);
+		ev_io_start(loop, &cmd->port_io);
+	}
+	ev_init(&cmd->timer, timer_cb);
+	ev_prepare_init(&cmd->prepare, prepare_cb);
+	ev_prepare_start(loop, &cmd->prepare);
+	return 0;
+fail:
+	xport_close(cmd->xport);
+	eng_free(cmd->eng);
+	cmd->xport = NULL;
+	cmd->eng = NULL;
+	return rc;
+}
+
+void cmd_fini(struct cmd *cmd)
+{
+	struct api_client *ac;
+	struct api_id *a;
+	size_t pos = 0;
+
+	/* Clients first: their ids' protocol tails still go out. */
+	srv_free(cmd->srv);
+	ev_prepare_stop(cmd->loop, &cmd->prepare);
+	ev_timer_stop(cmd->loop, &cmd->timer);
+	ev_io_stop(cmd->loop, &cmd->mad_io);
+	ev_io_stop(cmd->loop, &cmd->port_io);
+	while ((a = hmap_next(&cmd->ids, &pos, NULL)))
+		free(a);
+	hmap_free(&cmd->ids);
+	pos = 0;
+	while ((ac = hmap_next(&cmd->clients, &pos, NULL)))
+		free(ac);
+	hmap_free(&cmd->clients);
+	eng_free(cmd->eng);
+	xport_close(cmd->xport);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The running daemon: the engine, the transport and the client server
+ * wired into one libev loop (cmd.c), and the client API on top of the
+ * engine (api.c). main.c only parses arguments and configuration.
+ */
+#ifndef CMD_CMD_H
+#define CMD_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <ev.h>
+
+#include "cm_engine.h"
+#include "hmap.h"
+#include "path.h"
+#include "server.h"
+#include "transport.h"
+
+struct cmd_config {
+	const char *socket_path;
+	int listen_fd; /* inherited (socket activation), or -1 */
+	struct xport_config xport;
+	struct eng_config eng;
+	struct path_defaults path;
+	unsigned int max_clients;
+	unsigned int max_ids; /* per client */
+	unsigned int max_queued; /* messages queued per client */
+};
+
+/* One id as the client API sees it (the engine keeps the protocol). */
+struct api_id {
+	uint32_t id;
+	struct srv_client *client;
+	uint32_t listen_id;
+	uint32_t ev_seq; /* last event sequence number sent */
+	uint32_t unacked_seq; /* 0: nothing outstanding */
+	uint8_t qp_type; /* enum cmp_qp_type */
+	bool listener;
+	struct cmp_id_info info; /* what QUERY_ID reports */
+	LIST_ENTRY(api_id) link; /* in its client's list */
+};
+
+/* Per client: its ids, so that a client that goes away is cleaned up. */
+struct api_client {
+	struct srv_client *client;
+	unsigned int nids;
+	LIST_HEAD(, api_id) ids;
+};
+
+struct cmd_counters {
+	uint64_t mad_rx;
+	uint64_t mad_malformed;
+	uint64_t mad_reserved_set; /* accepted, reserved bits not zero */
+	uint64_t mad_tx;
+	uint64_t mad_tx_errors;
+	uint64_t port_events;
+};
+
+struct cmd {
+	struct ev_loop *loop;
+	struct cmd_config cfg;
+	struct eng *eng;
+	struct xport *xport;
+	struct srv *srv;
+	ev_io mad_io;
+	ev_io port_io;
+	ev_timer timer;
+	ev_prepare prepare; /* re-arms 'timer' before the loop sleeps */
+	struct hmap ids; /* id -> struct api_id */
+	struct hmap clients; /* client serial -> struct api_client */
+	struct cmd_counters counters;
+	uint32_t rnd[64];
+	unsigned int nrnd;
+};
+
+/*
+ * Create the daemon: open the transport, start the engine and the server.
+ * Returns 0 or -errno; 'report' (may be NULL) says what happened to each
+ * port.
+ */
+int cmd_init(struct cmd *cmd, struct ev_loop *loop,
+	     const struct cmd_config *cfg, struct xport_open_report *report);
+void cmd_fini(struct cmd *cmd);
+
+/* Monotonic nanoseconds: the engine's clock, read only by the loop. */
+uint64_t cmd_now(void);
+
+/* api.c: the server's hooks and the engine's deliver callback. */
+void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
+		 struct cmp_msg *reply);
+void api_client_gone(void *ctx, struct srv_client *c);
+void api_deliver(void *ctx, const struct eng_event *ev);
+/* Fail the handshakes of ids on a port that went down. */
+void api_port_down(struct cmd *cmd, uint16_t port, bool removed);
+
+#endif

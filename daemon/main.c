@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd: arguments and configuration, then the loop. Everything else lives in
+ * the modules main() wires together (cmd.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "cmd_config.h"
+#include "log.h"
+
+#define CMD_DEFAULT_SOCKET "/run/cmd/cmd.sock"
+#define CMD_MAX_SEL 32
+
+struct opts {
+	struct cmd_config cfg;
+	struct xport_port_sel sel[CMD_MAX_SEL];
+	char strings[8][PATH_MAX]; /* storage for paths from a config file */
+	unsigned int nstrings;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cmd [OPTION]...\n"
+		"Userspace InfiniBand Connection Manager daemon.\n\n"
+		"  -c, --config FILE        read options from FILE (key = "
+		"value,"
+		" keys as below)\n"
+		"  -s, --socket PATH        client socket (default %s)\n"
+		"  -d, --device DEV[:PORT]  serve this device/port (repeat; "
+		"default: all)\n"
+		"      --sim HUB            use the simulated fabric at socket "
+		"HUB\n"
+		"      --node N             sim: this daemon's node number "
+		"(1..65535)\n"
+		"      --sim-ports N        sim: ports derived from the node "
+		"(default 1)\n"
+		"      --sim-roce           sim: ports are RoCE (GRH, no "
+		"LIDs)\n"
+		"  -l, --log-level LEVEL    err, warn, info (default), debug\n"
+		"      --max-held N         REQs held per listener beyond its "
+		"backlog (default 64)\n"
+		"      --mra-timeout N      service timeout exponent of our "
+		"MRAs (default 20)\n"
+		"      --packet-life-time N path packet life time exponent "
+		"(default 16)\n"
+		"      --max-clients N      (default 1024)\n"
+		"      --max-ids N          ids per client (default 65536)\n"
+		"      --max-queued N       messages queued per client "
+		"(default 65536)\n"
+		"  -h, --help               this text\n"
+		"  -V, --version            the version\n",
+		CMD_DEFAULT_SOCKET);
+}
+
+enum {
+	OPT_SIM = 256,
+	OPT_NODE,
+	OPT_SIM_PORTS,
+	OPT_SIM_ROCE,
+	OPT_MAX_HELD,
+	OPT_MRA_TIMEOUT,
+	OPT_PLT,
+	OPT_MAX_CLIENTS,
+	OPT_MAX_IDS,
+	OPT_MAX_QUEUED,
+};
+
+static const struct option long_opts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "device", required_argument, NULL, 'd' },
+	{ "sim", required_argument, NULL, OPT_SIM },
+	{ "node", required_argument, NULL, OPT_NODE },
+	{ "sim-ports", required_argument, NULL, OPT_SIM_PORTS },
+	{ "sim-roce", no_argument, NULL, OPT_SIM_ROCE },
+	{ "log-level", required_argument, NULL, 'l' },
+	{ "max-held", required_argument, NULL, OPT_MAX_HELD },
+	{ "mra-timeout", required_argument, NULL, OPT_MRA_TIMEOUT },
+	{ "packet-life-time", required_argument, NULL, OPT_PLT },
+	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+	{ "max-ids", required_argument, NULL, OPT_MAX_IDS },
+	{ "max-queued", required_argument, NULL, OPT_MAX_QUEUED },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int number(const char *name, const char *arg, unsigned long max,
+		  unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 0);
+	if (errno || !*arg || *end || *out > max) {
+		fprintf(stderr, "cmd: %s: '%s' is not a number up to %lu\n",
+			name, arg, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *keep(struct opts *o, const char *s)
+{
+	if (o->nstrings >= sizeof(o->strings) / sizeof(o->strings[0]))
+		return s;
+	snprintf(o->strings[o->nstrings], PATH_MAX, "%s", s);
+	return o->strings[o->nstrings++];
+}
+
+static int config_file(struct opts *o, const char *path);
+
+/* One option, from the command line or a config file line. */
+static int apply(struct opts *o, int opt, const char *name, const char *arg,
+		 bool from_file)
+{
+	struct cmd_config *c = &o->cfg;
+	unsigned long v;
+	char *colon;
+
+	if (from_file && arg)
+		arg = keep(o, arg);
+	switch (opt) {
+	case 'c':
+		return config_file(o, arg);
+	case 's':
+		c->socket_path = arg;
+		return 0;
+	case 'd':
+		if (c->xport.n_sel >= CMD_MAX_SEL)
+			return -E2BIG;
+		snprintf(o->sel[c->xport.n_sel].dev, XPORT_DEV_NAME_MAX, "%s",
+			 arg);
+		colon = strchr(o->sel[c->xport.n_sel].dev, ':');
+		if (colon) {
+			*colon = '\0';
+			if (number(name, colon + 1, 255, &v))
+				return -EINVAL;
+			o->sel[c->xport.n_sel].port_num = (uint8_t)v;
+		}
+		c->xport.n_sel++;
+		return 0;
+	case OPT_SIM:
+		c->xport.kind = XPORT_KIND_SIM;
+		c->xport.hub_path = arg;
+		return 0;
+	case OPT_NODE:
+		if (number(name, arg, 65535, &v) || !v)
+			return -EINVAL;
+		c->xport.node = (uint16_t)v;
+		return 0;
+	case OPT_SIM_PORTS:
+		if (number(name, arg, XPORT_MAX_PORTS, &v) || !v)
+			return -EINVAL;
+		c->xport.sim_port_count = (unsigned int)v;
+		return 0;
+	case OPT_SIM_ROCE:
+		c->xport.sim_roce = true;
+		return 0;
+	case 'l':
+		if (!strcmp(arg, "err"))
+			log_set_level(LOG_LVL_ERR);
+		else if (!strcmp(arg, "warn"))
+			log_set_level(LOG_LVL_WARN);
+		else if (!strcmp(arg, "info"))
+			log_set_level(LOG_LVL_INFO);
+		else if (!strcmp(arg, "debug"))
+			log_set_level(LOG_LVL_DEBUG);
+		else {
+			fprintf(stderr, "cmd: unknown log level '%s'\n", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_MAX_HELD:
+		if (number(name, arg, 1u << 20, &v))
+			return -EINVAL;
+		c->eng.max_held = (unsigned int)v;
+		return 0;
+	case OPT_MRA_TIMEOUT:
+		if (number(name, arg, 31, &v))
+			return -EINVAL;
+		c->eng.mra_service_timeout = (uint8_t)v;
+		return 0;
+	case OPT_PLT:
+		if (number(name, arg, 30, &v))
+			return -EINVAL;
+		c->path.packet_life_time = (uint8_t)v;
+		return 0;
+	case OPT_MAX_CLIENTS:
+		if (number(name, arg, 1u << 20, &v) || !v)
+			return -EINVAL;
+		c->max_clients = (unsigned int)v;
+		return 0;
+	case OPT_MAX_IDS:
+		if (number(name, arg, 1u << 24, &v) || !v)
+			return -EINVAL;
+		c->max_ids = (unsigned int)v;
+		return 0;
+	case OPT_MAX_QUEUED:
+		if (number(name, arg, 1u << 24, &v) || !v)
+			return -EINVAL;
+		c->max_queued = (unsigned int)v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* "key = value" lines; '#' starts a comment; keys are the long options. */
+static int config_file(struct opts *o, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[PATH_MAX + 64];
+	unsigned int lineno = 0;
+	int rc = 0;
+
+	if (!f) {
+		fprintf(stderr, "cmd: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	while (!rc && fgets(line, sizeof(line), f)) {
+		char *key = line, *val, *end;
+		const struct option *opt;
+
+		lineno++;
+		line[strcspn(line, "#\n")] = '\0';
+		key += strspn(key, " \t");
+		if (!*key)
+			continue;
+		val = strchr(key, '=');
+		end = val ? val : key + strlen(key);
+		while (end > key && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (val) {
+			*val++ = '\0';
+			val += strspn(val, " \t");
+			end = val + strlen(val);
+			while (end > val && (end[-1] == ' ' || end[-1] == '\t'))
+				*--end = '\0';
+		}
+		for (opt = long_opts; opt->name; opt++)
+			if (!strcmp(opt->name, key))
+				break;
+		if (!opt->name || opt->val == 'c' || opt->val == 'h' ||
+		    opt->val == 'V' || (opt->has_arg && !val)) {
+			fprintf(stderr,
+				"cmd: %s:%u: unknown or incomplete "
+				"option '%s'\n",
+				path, lineno, key);
+			rc = -EINVAL;
+			break;
+		}
+		rc = apply(o, opt->val, key, val, true);
+		if (rc)
+			fprintf(stderr, "cmd: %s:%u: bad value for %s\n", path,
+				lineno, key);
+	}
+	fclose(f);
+	return rc;
+}
+
+/* systemd socket activation (sd_listen_fds(3)): fd 3 when it is ours. */
+static int inherited_socket(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+
+	if (!pid || !fds || strtol(pid, NULL, 10) != getpid() ||
+	    strtol(fds, NULL, 10) < 1)
+		return -1;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return 3;
+}
+
+/* sd_notify(3) READY=1, without linking libsystemd. */
+static void notify_ready(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	static const char msg[] = "READY=1";
+	socklen_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') ||
+	    strlen(path) >= sizeof(sun.sun_path))
+		return;
+	strcpy(sun.sun_path, path);
+	if (path[0] == '@')
+		sun.sun_path[0] = '\0'; /* abstract namespace */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			  strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, sizeof(msg) - 1, 0, (struct sockaddr *)&sun, len) <
+	    0)
+		log_warn("sd_notify: %s", strerror(errno));
+	close(fd);
+}
+
+static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	log_info("signal %d: shutting down", w->signum);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* journald reads "<N>" syslog priority prefixes on stderr (sd-daemon(3)). */
+static void stderr_sink(void *ctx, enum log_level level, const char *line)
+{
+	static const int prio[] = { 3, 4, 6, 7 };
+
+	fprintf(stderr, "<%d>%s\n", prio[level], line);
+}
+
+static void report_ports(const struct xport_open_report *r)
+{
+	for (unsigned int i = 0; i < r->n; i++) {
+		const struct xport_port_result *p = &r->port[i];
+
+		if (p->served)
+			log_info("%s port %u: serving (port index %u)", p->dev,
+				 p->port_num, p->index);
+		else
+			log_err("%s port %u: not served: %s", p->dev,
+				p->port_num, p->message);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct opts o;
+	static struct xport_open_report report;
+	static struct cmd cmd;
+	struct ev_loop *loop;
+	ev_signal sigint, sigterm;
+	int opt, rc;
+
+	o.cfg.socket_path = CMD_DEFAULT_SOCKET;
+	o.cfg.listen_fd = -1;
+	o.cfg.xport.kind = XPORT_KIND_UMAD;
+	o.cfg.xport.sel = o.sel;
+	o.cfg.eng.max_held = 64;
+	o.cfg.eng.mra_service_timeout = 20;
+	o.cfg.path.packet_life_time = 16; /* rdma_cm's RoCE default */
+	o.cfg.path.hop_limit = XPORT_DEFAULT_HOP_LIMIT;
+	o.cfg.path.packet_rate = 3; /* 10 Gb/s: IBTA Table 224 code 3 */
+	o.cfg.max_clients = 1024;
+	o.cfg.max_ids = 65536;
+	o.cfg.max_queued = 65536;
+
+	while ((opt = getopt_long(argc, argv, "c:s:d:l:hV", long_opts, NULL)) !=
+	       -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (opt == 'V') {
+			printf("cmd %s\n", CMD_VERSION);
+			return 0;
+		}
+		if (opt == '?' ||
+		    apply(&o, opt, argv[optind - 1], optarg, false)) {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "cmd: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (o.cfg.xport.kind == XPORT_KIND_SIM && !o.cfg.xport.node) {
+		fprintf(stderr, "cmd: --sim needs --node\n");
+		return 2;
+	}
+	if (!o.cfg.xport.sim_port_count)
+		o.cfg.xport.sim_port_count = 1;
+	if (getenv("JOURNAL_STREAM") || getenv("INVOCATION_ID"))
+		log_set_sink(stderr_sink, NULL);
+	o.cfg.listen_fd = inherited_socket();
+	signal(SIGPIPE, SIG_IGN);
+
+	loop = ev_default_loop(EVFLAG_AUTO);
+	rc = cmd_init(&cmd, loop, &o.cfg, &report);
+	report_ports(&report);
+	if (rc) {
+		log_err("cmd: cannot start: %s", strerror(-rc));
+		return 1;
+	}
+	ev_signal_init(&sigint, stop_cb, SIGINT);
+	ev_signal_init(&sigterm, stop_cb, SIGTERM);
+	ev_signal_start(loop, &sigint);
+	ev_signal_start(loop, &sigterm);
+	log_info("cmd %s: serving %u port(s) on %s", CMD_VERSION,
+		 xport_port_count(cmd.xport),
+		 o.cfg.listen_fd >= 0 ? "an inherited socket" :
+					o.cfg.socket_path);
+	notify_ready();
+	ev_run(loop, 0);
+	cmd_fini(&cmd);
+	return 0;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Paths: from what an app names (a GID, an IP address of a RoCE port, a
+ * LID) to the port, the peer CM's address and the REQ's primary path
+ * fields; and from a received REQ back to the path as the passive side
+ * sees it. Pure functions over the transport's port attributes.
+ */
+#ifndef CMD_PATH_H
+#define CMD_PATH_H
+
+#include <stdint.h>
+
+#include "cm_engine.h"
+#include "cmp.h"
+#include "transport.h"
+
+struct path {
+	struct eng_addr dest; /* the peer CM (QP1); dest.port: our port */
+	struct cmp_path view; /* the path as the app's QP needs it */
+};
+
+struct path_defaults {
+	uint8_t packet_life_time; /* exponent, when no path record says */
+	uint8_t hop_limit; /* GRH hop limit on RoCE / routed IB */
+	uint8_t packet_rate; /* IBTA rate code */
+};
+
+/*
+ * Choose the port and build the path to dst. src narrows the ports (ANY:
+ * the first active port that can reach dst's family), set overrides path
+ * attributes. Returns 0, -ENETUNREACH (no port fits), -ENODEV (the
+ * selected port does not exist), -EINVAL (a value out of range for the
+ * port, such as a P_Key not in its table).
+ */
+int path_resolve(const struct xport *x, const struct cmp_addr *dst,
+		 const struct cmp_port_sel *src, const struct cmp_path_set *set,
+		 const struct path_defaults *def, struct path *out);
+
+/* Write the REQ's primary path fields (Table 106 bytes 48-95). */
+void path_fill_req(const struct path *p, struct cm_req *req);
+
+/*
+ * The path a received REQ asks for, from this side: the REQ's local fields
+ * are our remote ones. from and port say where it arrived.
+ */
+void path_from_req(const struct xport *x, const struct eng_addr *from,
+		   const struct cm_req *req, struct cmp_path *out);
+
+/* The path back to a SIDR requester, from the address it came from. */
+void path_from_addr(const struct xport *x, const struct eng_addr *from,
+		    uint16_t pkey, struct cmp_path *out);
+
+/* enum cm_mtu of a byte count (256..4096), 0 for anything else. */
+uint8_t path_mtu_enum(unsigned int bytes);
+
+#endif

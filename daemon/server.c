@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The client server: accept, read, decode, HELLO, hand requests to the
+ * hooks, and write replies and events back without ever blocking the loop.
+ */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cmd_config.h"
+#include "log.h"
+
+#define container_of(ptr, type, member)                                        \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* Datagrams read per client per loop wake-up, so one client can't starve
+ * the others or the fabric. */
+#define SRV_READ_BATCH 32
+
+struct srv_out {
+	STAILQ_ENTRY(srv_out) link;
+	size_t len;
+	uint8_t buf[];
+};
+STAILQ_HEAD(srv_outq, srv_out);
+
+struct srv_client {
+	struct srv *srv;
+	ev_io io;
+	int fd;
+	struct ucred cred;
+	uint64_t serial;
+	char name[CMP_CLIENT_NAME_SIZE];
+	bool hello_done;
+	uint16_t version;
+	/* Set while a request of this client is handled: its events wait in
+	 * 'deferred' so that the reply goes first. */
+	bool in_request;
+	bool doomed; /* to be dropped once the current call unwinds */
+	unsigned int queued;
+	struct srv_outq out;
+	struct srv_outq deferred;
+	LIST_ENTRY(srv_client) link;
+};
+
+struct srv {
+	struct ev_loop *loop;
+	struct srv_config cfg;
+	struct srv_hooks hooks;
+	void *ctx;
+	ev_io accept_io;
+	ev_check reap; /* frees clients marked doomed during the iteration */
+	int fd;
+	bool unlink_path;
+	unsigned int nclients;
+	uint64_t next_serial;
+	LIST_HEAD(, srv_client) clients;
+	struct srv_counters counters;
+};
+
+pid_t srv_client_pid(const struct srv_client *c)
+{
+	return c->cred.pid;
+}
+
+uid_t srv_client_uid(const struct srv_client *c)
+{
+	return c->cred.uid;
+}
+
+gid_t srv_client_gid(const struct srv_client *c)
+{
+	return c->cred.gid;
+}
+
+const char *srv_client_name(const struct srv_client *c)
+{
+	return c->name;
+}
+
+uint64_t srv_client_serial(const struct srv_client *c)
+{
+	return c->serial;
+}
+
+unsigned int srv_client_count(const struct srv *srv)
+{
+	return srv->nclients;
+}
+
+const struct srv_counters *srv_counters(const struct srv *srv)
+{
+	return &srv->counters;
+}
+
+static void outq_free(struct srv_outq *q)
+{
+	struct srv_out *o;
+
+	while ((o = STAILQ_FIRST(q))) {
+		STAILQ_REMOVE_HEAD(q, link);
+		free(o);
+	}
+}
+
+static void client_free(struct srv_client *c)
+{
+	struct srv *srv = c->srv;
+
+	/* The hooks release the client's ids first: their protocol tails
+	 * (REJ, DREQ, DREP) go out and no event reaches this client again. */
+	srv->hooks.gone(srv->ctx, c);
+	ev_io_stop(srv->loop, &c->io);
+	close(c->fd);
+	outq_free(&c->out);
+	outq_free(&c->deferred);
+	LIST_REMOVE(c, link);
+	srv->nclients--;
+	log_info("client %llu (%s, pid %d uid %u) gone",
+		 (unsigned long long)c->serial, c->name[0] ? c->name : "-",
+		 (int)c->cred.pid, (unsigned int)c->cred.uid);
+	free(c);
+}
+
+/*
+ * Write as much of the queue as the socket takes. Returns 0, or -1 when
+ * the client is gone (the caller frees it).
+ */
+static int client_flush(struct srv_client *c)
+{
+	struct srv *srv = c->srv;
+	struct srv_out *o;
+
+	while ((o = STAILQ_FIRST(&c->out))) {
+		ssize_t n = send(c->fd, o->buf, o->len,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0) {
+			srv->counters.send_errors++;
+			log_debug("client %llu: send: %s",
+				  (unsigned long long)c->serial,
+				  strerror(errno));
+			return -1;
+		}
+		STAILQ_REMOVE_HEAD(&c->out, link);
+		c->queued--;
+		free(o);
+	}
+	/* Wait for room only while something waits to be written. */
+	ev_io_stop(srv->loop, &c->io);
+	ev_io_set(&c->io, c->fd,
+		  EV_READ | (STAILQ_EMPTY(&c->out) ? 0 : EV_WRITE));
+	ev_io_start(srv->loop, &c->io);
+	return 0;
+}
+
+static int client_queue(struct srv_client *c, struct srv_outq *q,
+			const struct cmp_msg *msg)
+{
+	struct srv *srv = c->srv;
+	uint8_t buf[CMP_MSG_MAX];
+	ssize_t n = cmp_encode(msg, buf, sizeof(buf));
+	struct srv_out *o;
+
+	if (n < 0) {
+		const char *why = NULL;
+
+		cmp_check(msg, &why);
+		log_err("client %llu: cannot encode %s: %s",
+			(unsigned long long)c->serial,
+			cmp_type_name(msg->hdr.type), why ? why : "?");
+		return (int)n;
+	}
+	if (c->queued >= srv->cfg.max_queued) {
+		/*
+		 * The client does not read its socket. Its events are
+		 * bounded by its ids (one unacked event each), so this
+		 * only happens to a client that stopped reading: drop it,
+		 * which destroys its ids and tells their peers.
+		 */
+		if (!c->doomed)
+			log_warn("client %llu (%s, pid %d): %u messages "
+				 "queued and not read; disconnecting it",
+				 (unsigned long long)c->serial, c->name,
+				 (int)c->cred.pid, c->queued);
+		c->doomed = true;
+		return -ENOBUFS;
+	}
+	o = malloc(sizeof(*o) + (size_t)n);
+	if (!o)
+		return -ENOMEM;
+	o->len = (size_t)n;
+	memcpy(o->buf, buf, (size_t)n);
+	STAILQ_INSERT_TAIL(q, o, link);
+	c->queued++;
+	return 0;
+}
+
+int srv_send(struct srv_client *c, const struct cmp_msg *msg)
+{
+	int rc;
+
+	if (c->doomed)
+		return -ENOTCONN;
+	rc = client_queue(c, c->in_request ? &c->deferred : &c->out, msg);
+	if (rc)
+		return rc;
+	if (msg->hdr.type == CMP_TYPE_EVENT)
+		c->srv->counters.events_sent++;
+	if (!c->in_request && client_flush(c))
+		c->doomed = true;
+	return 0;
+}
+
+static void hello(struct srv_client *c, const struct cmp_msg *req,
+		  struct cmp_msg *reply)
+{
+	const struct cmp_hello *h = &req->hello;
+	struct cmp_hello_reply *r = &reply->hello_reply;
+	uint16_t v = h->max_version < CMP_VERSION_MAX ? h->max_version :
+							CMP_VERSION_MAX;
+
+	r->min_version = CMP_VERSION_MIN;
+	r->max_version = CMP_VERSION_MAX;
+	r->max_ids = c->srv->cfg.max_ids;
+	r->max_events = c->srv->cfg.max_queued;
+	r->max_msg = CMP_MSG_MAX;
+	snprintf(r->daemon_version, sizeof(r->daemon_version), "%s",
+		 CMD_VERSION);
+	if (c->hello_done) {
+		r->status = -EALREADY;
+		goto refused;
+	}
+	if (v < h->min_version || v < CMP_VERSION_MIN) {
+		r->status = -EPROTONOSUPPORT;
+		log_info("client %llu (pid %d): speaks protocol %u..%u, we "
+			 "speak %u..%u",
+			 (unsigned long long)c->serial, (int)c->cred.pid,
+			 h->min_version, h->max_version, CMP_VERSION_MIN,
+			 CMP_VERSION_MAX);
+		goto refused;
+	}
+	r->version = v;
+	c->version = v;
+	c->hello_done = true;
+	memcpy(c->name, h->name, sizeof(c->name));
+	log_info("client %llu: %s (pid %d uid %u), protocol %u",
+		 (unsigned long long)c->serial, c->name, (int)c->cred.pid,
+		 (unsigned int)c->cred.uid, v);
+	return;
+refused:
+	/* A refused HELLO_REPLY still names our range (cmp.h). */
+	r->version = 0;
+}
+
+static void client_request(struct srv_client *c, const struct cmp_msg *req)
+{
+	struct srv *srv = c->srv;
+	struct cmp_msg reply;
+	enum cmp_type type = (enum cmp_type)req->hdr.type;
+
+	srv->counters.requests++;
+	cmp_msg_init(&reply, cmp_reply_type(type), req->hdr.seq);
+	if (type == CMP_TYPE_HELLO) {
+		hello(c, req, &reply);
+	} else if (!c->hello_done) {
+		reply.reply.status = -EPROTO;
+	} else if (req->hdr.version != c->version) {
+		reply.reply.status = -EPROTO;
+	} else {
+		c->in_request = true;
+		srv->hooks.request(srv->ctx, c, req, &reply);
+		c->in_request = false;
+	}
+	if (reply.reply.status && type != CMP_TYPE_HELLO) {
+		/* A failed reply carries nothing but its status (cmp.h). */
+		int32_t status = reply.reply.status;
+
+		cmp_msg_init(&reply, cmp_reply_type(type), req->hdr.seq);
+		reply.reply.status = status;
+	}
+	if (client_queue(c, &c->out, &reply))
+		c->doomed = true;
+	/* The events the request caused follow its reply. */
+	while (!STAILQ_EMPTY(&c->deferred)) {
+		struct srv_out *o = STAILQ_FIRST(&c->deferred);
+
+		STAILQ_REMOVE_HEAD(&c->deferred, link);
+		STAILQ_INSERT_TAIL(&c->out, o, link);
+	}
+}
+
+/* A datagram cmp_decode refused: answer it if we can tell what it was. */
+static void client_malformed(struct srv_client *c, const uint8_t *buf,
+			     size_t len, int rc, const char *why)
+{
+	struct srv *srv = c->srv;
+	struct cmp_hdr hdr;
+	struct cmp_msg reply;
+
+	srv->counters.malformed++;
+	log_debug("client %llu: malformed message (%zu bytes): %s",
+		  (unsigned long long)c->serial, len, why ? why : "?");
+	if (len < sizeof(hdr))
+		return;
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (!cmp_type_is_request(hdr.type) || hdr.type == CMP_TYPE_HELLO)
+		return; /* counted; nothing we can answer */
+	cmp_msg_init(&reply, cmp_reply_type((enum cmp_type)hdr.type), hdr.seq);
+	reply.reply.status = rc == -EPROTO ? -EPROTO : -EBADMSG;
+	if (client_queue(c, &c->out, &reply))
+		c->doomed = true;
+}
+
+/* Read a batch of datagrams. Returns -1 when the client is gone. */
+static int client_read(struct srv_client *c)
+{
+	static uint8_t buf[CMP_MSG_MAX + 1];
+	static struct cmp_msg msg;
+
+	for (int i = 0; i < SRV_READ_BATCH && !c->doomed; i++) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
+		const char *why;
+		int rc;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0)
+			return -1; /* EOF or reset: the client is gone */
+		if (mh.msg_flags & MSG_TRUNC) {
+			client_malformed(c, buf, (size_t)n, -EMSGSIZE,
+					 "longer than CMP_MSG_MAX");
+			continue;
+		}
+		rc = cmp_decode(buf, (size_t)n, &msg, &why);
+		if (rc) {
+			client_malformed(c, buf, (size_t)n, rc, why);
+			continue;
+		}
+		if (!cmp_type_is_request(msg.hdr.type)) {
+			client_malformed(c, buf, (size_t)n, -EBADMSG,
+					 "not a request");
+			continue;
+		}
+		client_request(c, &msg);
+	}
+	return 0;
+}
+
+static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct srv_client *c = container_of(w, struct srv_client, io);
+
+	if ((revents & EV_READ) && client_read(c))
+		c->doomed = true;
+	if (!c->doomed && client_flush(c))
+		c->doomed = true;
+	if (c->doomed)
+		client_free(c);
+}
+
+/*
+ * A client can be doomed from anywhere (an engine callback sending it an
+ * event it has no room for); it is freed here, after the loop iteration's
+ * callbacks, never from under a caller that still holds it.
+ */
+static void reap_cb(struct ev_loop *loop, ev_check *w, int revents)
+{
+	struct srv *srv = container_of(w, struct srv, reap);
+	struct srv_client *c, *next;
+
+	for (c = LIST_FIRST(&srv->clients); c; c = next) {
+		next = LIST_NEXT(c, link);
+		if (c->doomed) {
+			srv->counters.clients_dropped++;
+			client_free(c);
+		}
+	}
+}
+
+static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct srv *srv = container_of(w, struct srv, accept_io);
+
+	for (int i = 0; i < SRV_READ_BATCH; i++) {
+		socklen_t len = sizeof(struct ucred);
+		struct srv_client *c;
+		int fd = accept4(srv->fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				log_warn("accept: %s", strerror(errno));
+			return;
+		}
+		if (srv->nclients >= srv->cfg.max_clients) {
+			srv->counters.clients_refused++;
+			log_warn("refusing a client: %u clients connected",
+				 srv->nclients);
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len)) {
+			log_warn("SO_PEERCRED: %s", strerror(errno));
+			free(c);
+			close(fd);
+			continue;
+		}
+		c->srv = srv;
+		c->fd = fd;
+		c->serial = ++srv->next_serial;
+		STAILQ_INIT(&c->out);
+		STAILQ_INIT(&c->deferred);
+		ev_io_init(&c->io, client_cb, fd, EV_READ);
+		ev_io_start(loop, &c->io);
+		LIST_INSERT_HEAD(&srv->clients, c, link);
+		srv->nclients++;
+		srv->counters.clients_accepted++;
+		log_debug("client %llu connected (pid %d uid %u)",
+			  (unsigned long long)c->serial, (int)c->cred.pid,
+			  (unsigned int)c->cred.uid);
+	}
+}
+
+static int srv_bind(struct srv *srv)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const char *path = srv->cfg.path;
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_err("socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A socket file left by a daemon that died is stale; a live daemon
+	 * would answer a connect, and then we refuse to steal its path. */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		log_err("%s: another cmd is serving this socket", path);
+		close(fd);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    /* Any local user may connect: what each may do is decided per
+	     * request, from SO_PEERCRED. */
+	    chmod(path, 0666) || listen(fd, 128)) {
+		int err = errno;
+
+		log_err("%s: %s", path, strerror(err));
+		close(fd);
+		return -err;
+	}
+	srv->unlink_path = true;
+	return fd;
+}
+
+struct srv *srv_new(struct ev_loop *loop, const struct srv_config *cfg,
+		    const struct srv_hooks *hooks, void *ctx)
+{
+	struct srv *srv = calloc(1, sizeof(*srv));
+	int fd;
+
+	if (!srv)
+		return NULL;
+	srv->loop = loop;
+	srv->cfg = *cfg;
+	srv->hooks = *hooks;
+	srv->ctx = ctx;
+	LIST_INIT(&srv->clients);
+	if (cfg->listen_fd >= 0) {
+		fd = cfg->listen_fd;
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	} else {
+		fd = srv_bind(srv);
+	}
+	if (fd < 0) {
+		free(srv);
+		errno = -fd;
+		return NULL;
+	}
+	srv->fd = fd;
+	ev_io_init(&srv->accept_io, accept_cb, fd, EV_READ);
+	ev_io_start(loop, &srv->accept_io);
+	ev_check_init(&srv->reap, reap_cb);
+	ev_check_start(loop, &srv->reap);
+	return srv;
+}
+
+void srv_free(struct srv *srv)
+{
+	struct srv_client *c;
+
+	if (!srv)
+		return;
+	while ((c = LIST_FIRST(&srv->clients)))
+		client_free(c);
+	ev_check_stop(srv->loop, &srv->reap);
+	ev_io_stop(srv->loop, &srv->accept_io);
+	close(srv->fd);
+	if (srv->unlink_path)
+		unlink(srv->cfg.path);
+	free(srv);
+}

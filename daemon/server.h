@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client server: the daemon's Unix SOCK_SEQPACKET socket, one struct
+ * srv_client per connected application, framing and HELLO. It knows nothing
+ * of the CM: every other decoded request goes to the hooks, which answer it
+ * and send events through srv_send().
+ *
+ * Ordering (proto/cmp.h, "Conversation"): a request's reply is sent before
+ * any event the request itself caused. The server guarantees it: while a
+ * request of client C is being handled, messages srv_send() gets for C wait
+ * and follow the reply.
+ */
+#ifndef CMD_SERVER_H
+#define CMD_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ev.h>
+
+#include "cmp.h"
+
+struct srv;
+struct srv_client;
+
+struct srv_config {
+	const char *path; /* socket path; unused when listen_fd >= 0 */
+	int listen_fd; /* an inherited listening socket, or -1 */
+	unsigned int max_clients;
+	unsigned int max_ids; /* per client, reported in HELLO_REPLY */
+	unsigned int max_queued; /* messages queued for one slow client */
+};
+
+struct srv_hooks {
+	/*
+	 * Answer one decoded request of a client that said HELLO: fill
+	 * *reply, whose header the server has initialised with the reply
+	 * type and seq (status 0).
+	 */
+	void (*request)(void *ctx, struct srv_client *c,
+			const struct cmp_msg *req, struct cmp_msg *reply);
+	/* The client is going away: release everything it owns. */
+	void (*gone)(void *ctx, struct srv_client *c);
+};
+
+struct srv_counters {
+	uint64_t clients_accepted;
+	uint64_t clients_refused; /* over max_clients */
+	uint64_t clients_dropped; /* did not read their socket */
+	uint64_t requests;
+	uint64_t malformed; /* refused by cmp_decode, or not a request */
+	uint64_t events_sent;
+	uint64_t send_errors;
+};
+
+/* Returns NULL with errno set; logs why. */
+struct srv *srv_new(struct ev_loop *loop, const struct srv_config *cfg,
+		    const struct srv_hooks *hooks, void *ctx);
+/* Disconnects every client (calling hooks->gone) and closes the socket. */
+void srv_free(struct srv *srv);
+
+/*
+ * Queue one message (a reply is sent by the server itself; this is for
+ * events) for a client. Returns 0, or -errno when it could not be encoded;
+ * a client whose queue overflows is disconnected (after this returns).
+ */
+int srv_send(struct srv_client *c, const struct cmp_msg *msg);
+
+/* Who the client is (SO_PEERCRED) and what it called itself. */
+pid_t srv_client_pid(const struct srv_client *c);
+uid_t srv_client_uid(const struct srv_client *c);
+gid_t srv_client_gid(const struct srv_client *c);
+const char *srv_client_name(const struct srv_client *c);
+/* A number that names the client for as long as the daemon runs. */
+uint64_t srv_client_serial(const struct srv_client *c);
+
+unsigned int srv_client_count(const struct srv *srv);
+const struct srv_counters *srv_counters(const struct srv *srv);
+
+#endif
