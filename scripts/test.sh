@@ -6,6 +6,7 @@
 #   scripts/test.sh              everything
 #   scripts/test.sh --valgrind   also the unit suite under valgrind memcheck
 #   SUITES="unit" scripts/test.sh   only these meson suites in the main build
+#   FUZZ_SECONDS=0 scripts/test.sh  skip the fuzzers (default: 30 s each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -50,6 +51,12 @@ run_suite "build:" build "${suite_args[@]}" || rc=1
 setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dbuildtype=debug
 run_suite "asan:" build-asan --setup asan --suite unit || rc=1
+
+# A short libFuzzer run of every decoder (scripts/fuzz.sh; longer runs
+# are documented in tests/fuzz/README.md).
+if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
+	scripts/fuzz.sh "${FUZZ_SECONDS:-30}" || rc=1
+fi
 
 if [ $valgrind = 1 ]; then
 	run_suite "valgrind:" build --setup valgrind --suite unit || rc=1
