@@ -538,8 +538,20 @@ static void dump_bytes(struct dump *d, const char *name, const uint8_t *p,
 		dump_printf(d, "\n");
 		return;
 	}
-	for (size_t i = 0; i < used; i++)
-		dump_printf(d, "%s%02x", i % 32 ? "" : "\n  ", p[i]);
+	/* 32 bytes a line, formatted by hand: one printf per line, not per
+	 * byte, keeps a dump of every MAD affordable at debug level. */
+	for (size_t i = 0; i < used; i += 32) {
+		static const char hex[] = "0123456789abcdef";
+		char line[2 * 32 + 1];
+		size_t k = 0;
+
+		for (size_t j = i; j < used && j < i + 32; j++) {
+			line[k++] = hex[p[j] >> 4];
+			line[k++] = hex[p[j] & 15];
+		}
+		line[k] = '\0';
+		dump_printf(d, "\n  %s", line);
+	}
 	if (used < n)
 		dump_printf(d, "%s(%zu zero bytes)", used ? "\n  " : " ",
 			    n - used);
