@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CM engine: the IBTA Vol 1 chapter 12 connection state machine with no
+ * I/O of its own (see ENGINE.md). It consumes decoded MADs, client requests
+ * and timer expiries, and produces MADs (ops->send), client events
+ * (ops->deliver) and one deadline for the caller's timer.
+ *
+ * Time: every 'now' is uint64_t nanoseconds of a monotonic clock.
+ * Returns: 0 or -errno. -ENOENT: no such id (or it was destroyed);
+ * -EINVAL: the id's state does not allow the call (nothing changed);
+ * -EBUSY: called from inside an ops callback.
+ * Ids: an id is the connection's local comm id (listeners get one too).
+ */
+#ifndef CMD_CM_ENGINE_H
+#define CMD_CM_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cm_mad.h"
+
+#define ENG_MAX_PORTS 256
+#define ENG_NO_DEADLINE UINT64_MAX
+
+/* Where a MAD came from or goes to: the peer's CM (QP1) and our port. */
+struct eng_addr {
+	uint16_t port; /* local port index, as registered with eng_port_set */
+	uint16_t lid; /* remote LID (IB) */
+	uint8_t sl;
+	bool grh;
+	uint8_t gid[CM_GID_SIZE]; /* remote GID when grh */
+	uint32_t qpn; /* remote QP, 1 for the CM */
+	uint16_t pkey_index;
+};
+
+enum eng_state {
+	ENG_STATE_IDLE,
+	ENG_STATE_LISTEN,
+	ENG_STATE_REQ_SENT,
+	ENG_STATE_REQ_RCVD,
+	ENG_STATE_MRA_REQ_SENT,
+	ENG_STATE_MRA_REQ_RCVD,
+	ENG_STATE_REP_SENT,
+	ENG_STATE_REP_RCVD,
+	ENG_STATE_MRA_REP_SENT,
+	ENG_STATE_MRA_REP_RCVD,
+	ENG_STATE_ESTABLISHED,
+	ENG_STATE_DREQ_SENT,
+	ENG_STATE_DREQ_RCVD,
+	ENG_STATE_TIMEWAIT,
+	ENG_STATE_SIDR_REQ_SENT,
+	ENG_STATE_SIDR_REQ_RCVD,
+	ENG_STATE__COUNT,
+};
+
+enum eng_lap_state {
+	ENG_LAP_IDLE,
+	ENG_LAP_SENT,
+	ENG_LAP_RCVD,
+};
+
+const char *eng_state_name(enum eng_state state);
+
+enum eng_event_type {
+	ENG_EV_REQ_RECEIVED, /* passive: first event of a new id */
+	ENG_EV_REQ_ERROR, /* active: REQ unanswered (-ETIMEDOUT) or the
+				 REP was stale (-ESTALE) */
+	ENG_EV_REP_RECEIVED, /* active: answer with eng_rtu or eng_reject */
+	ENG_EV_REP_ERROR, /* passive: REP unanswered */
+	ENG_EV_RTU_RECEIVED, /* passive: connection established */
+	ENG_EV_REJ_RECEIVED, /* msg.rej holds the reason */
+	ENG_EV_DREQ_RECEIVED, /* answer with eng_disconnect */
+	ENG_EV_DREQ_ERROR, /* our DREQ unanswered; now in timewait. A
+				 DREQ the engine sent because a new REQ
+				 reused the peer's QP (stale) ends with
+				 this or DREP_RECEIVED too */
+	ENG_EV_DREP_RECEIVED, /* disconnect done; when DREQs crossed (IBTA
+				 12.9.6) msg is the peer's DREQ */
+	ENG_EV_TIMEWAIT_EXIT, /* id is IDLE; destroy it */
+	ENG_EV_LAP_RECEIVED, /* answer with eng_apr */
+	ENG_EV_LAP_ERROR,
+	ENG_EV_APR_RECEIVED,
+	ENG_EV_SIDR_REQ_RECEIVED, /* passive: first event of a new id */
+	ENG_EV_SIDR_REQ_ERROR,
+	ENG_EV_SIDR_REP_RECEIVED,
+	ENG_EV__COUNT,
+};
+
+const char *eng_event_name(enum eng_event_type type);
+
+struct eng_event {
+	enum eng_event_type type;
+	uint32_t id;
+	uint64_t owner;
+	uint64_t context; /* as set by eng_set_context */
+	uint32_t listen_id; /* REQ/SIDR_REQ_RECEIVED: the listener */
+	uint64_t listen_context;
+	int status; /* 0, or -ETIMEDOUT / -ESTALE for errors */
+	struct eng_addr addr; /* the peer */
+	bool has_msg;
+	struct cm_msg msg; /* the message behind the event, if any */
+};
+
+struct eng_ops {
+	/* Send one MAD; errors are counted, the protocol retries as usual. */
+	int (*send)(void *ctx, const struct eng_addr *to,
+		    const struct cm_msg *msg);
+	/*
+	 * Hand one event to its client. 'ev' stays valid until the id's
+	 * eng_ack or eng_destroy. Must not call into the engine.
+	 */
+	void (*deliver)(void *ctx, const struct eng_event *ev);
+	/* Source of comm ids and PSNs; tests seed it. */
+	uint32_t (*random)(void *ctx);
+};
+
+struct eng_config {
+	uint8_t mra_service_timeout; /* exponent of MRAs this side sends */
+	unsigned int max_held; /* held REQs per listener beyond backlog */
+};
+
+struct eng_counters {
+	uint64_t sent[CM_MSG__COUNT];
+	uint64_t received[CM_MSG__COUNT];
+	uint64_t retransmitted[CM_MSG__COUNT];
+	uint64_t duplicates[CM_MSG__COUNT];
+	uint64_t unexpected[CM_MSG__COUNT]; /* no record or wrong state */
+	uint64_t malformed[CM_MSG__COUNT]; /* counted by the caller */
+	uint64_t send_errors;
+	uint64_t req_delivered;
+	uint64_t req_held;
+	uint64_t req_rejected_backlog;
+	uint64_t req_no_listener;
+	uint64_t stale_rejected;
+	uint64_t timeouts; /* retries exhausted */
+	uint64_t unexpected_api;
+};
+
+struct eng;
+
+struct eng *eng_new(const struct eng_ops *ops, void *ctx,
+		    const struct eng_config *cfg);
+/* Frees every record without sending anything. */
+void eng_free(struct eng *eng);
+
+/* Declare a local port: its CA GUID and whether it is RoCE. */
+int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce);
+
+/* Decoded MADs. */
+void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,
+	      const struct cm_msg *msg, uint64_t now);
+/* For the caller's decoder: a MAD of 'type' failed to decode. */
+void eng_count_malformed(struct eng *eng, enum cm_msg_type type);
+
+/* Timers: arm one timer at eng_next_deadline(); on expiry run them. */
+uint64_t eng_next_deadline(const struct eng *eng);
+void eng_run_timers(struct eng *eng, uint64_t now);
+
+/* Ids. */
+int eng_create_id(struct eng *eng, uint64_t owner, uint64_t context,
+		  uint32_t *id);
+int eng_set_context(struct eng *eng, uint32_t id, uint64_t context);
+int eng_ack(struct eng *eng, uint32_t id, uint64_t now);
+int eng_destroy(struct eng *eng, uint32_t id, uint64_t now);
+/* Destroy every id of a client that went away; returns how many. */
+int eng_destroy_owner(struct eng *eng, uint64_t owner, uint64_t now);
+
+/* Passive side. mask: all ones for one service id. backlog >= 1. */
+int eng_listen(struct eng *eng, uint32_t id, uint64_t service_id, uint64_t mask,
+	       unsigned int backlog, uint64_t now);
+
+struct eng_connect_param {
+	struct eng_addr dest; /* dest.port: the local port */
+	uint8_t packet_life_time; /* exponent, from the path */
+	/*
+	 * The REQ as the client wants it. The engine sets local_comm_id and
+	 * local_ca_guid, and starting_psn when it is 0; it writes them back.
+	 */
+	struct cm_req req;
+};
+int eng_connect(struct eng *eng, uint32_t id, struct eng_connect_param *p,
+		uint64_t now);
+
+/*
+ * Accept a REQ. The engine sets the comm ids and local_ca_guid, and
+ * starting_psn when 0, and writes them back into *rep.
+ */
+int eng_accept(struct eng *eng, uint32_t id, struct cm_rep *rep, uint64_t now);
+/* Reject a REQ or a REP; rej gives reason, ARI and private data. */
+int eng_reject(struct eng *eng, uint32_t id, const struct cm_rej *rej,
+	       uint64_t now);
+/* Active side: answer a REP. rtu may be NULL. */
+int eng_rtu(struct eng *eng, uint32_t id, const struct cm_rtu *rtu,
+	    uint64_t now);
+/* Ask the peer to wait 4.096 us * 2^service_timeout more for our answer. */
+int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout,
+	    uint64_t now);
+/* ESTABLISHED: send DREQ. DREQ_RCVD: send DREP. pd may be NULL. */
+int eng_disconnect(struct eng *eng, uint32_t id, const uint8_t *pd,
+		   size_t pd_len, uint64_t now);
+/* Load an alternate path (IB only: -EOPNOTSUPP on RoCE). */
+int eng_lap(struct eng *eng, uint32_t id, const struct cm_lap *lap,
+	    uint64_t now);
+/* Answer a LAP_RECEIVED. */
+int eng_apr(struct eng *eng, uint32_t id, uint8_t status, uint64_t now);
+
+struct eng_sidr_param {
+	struct eng_addr dest;
+	uint64_t service_id;
+	uint16_t pkey;
+	uint8_t timeout; /* exponent of the wait for SIDR_REP */
+	uint8_t max_retries;
+	uint8_t private_data[CM_SIDR_REQ_PRIVATE_DATA_SIZE];
+};
+int eng_sidr_req(struct eng *eng, uint32_t id, const struct eng_sidr_param *p,
+		 uint64_t now);
+/* Answer a SIDR_REQ_RECEIVED: status, qpn, qkey, info, private data. */
+int eng_sidr_rep(struct eng *eng, uint32_t id, const struct cm_sidr_rep *rep,
+		 uint64_t now);
+
+/* Introspection (cmctl). */
+struct eng_conn_info {
+	uint32_t id;
+	uint32_t remote_id;
+	uint64_t remote_guid;
+	uint32_t local_qpn;
+	uint32_t remote_qpn;
+	uint64_t service_id;
+	uint64_t owner;
+	enum eng_state state;
+	enum eng_lap_state lap;
+	bool active;
+	bool destroyed; /* finishing its protocol tail without a client */
+	bool held; /* REQ held for want of a listener credit */
+	bool unacked; /* an event is out with the client */
+	size_t queued; /* events waiting behind it */
+	uint64_t deadline; /* ENG_NO_DEADLINE if none */
+};
+/* Calls fn for every record until it returns non-zero; returns that. */
+int eng_walk(const struct eng *eng,
+	     int (*fn)(void *arg, const struct eng_conn_info *info), void *arg);
+
+struct eng_listen_info {
+	uint64_t service_id;
+	uint64_t mask;
+	unsigned int backlog;
+	unsigned int credits_used;
+	unsigned int held;
+	uint64_t delivered;
+	uint64_t held_total;
+	uint64_t rejected_backlog;
+};
+int eng_listen_info(const struct eng *eng, uint32_t id,
+		    struct eng_listen_info *info);
+
+const struct eng_counters *eng_counters(const struct eng *eng);
+int eng_id_state(const struct eng *eng, uint32_t id, enum eng_state *state);
+/* Records alive, destroyed ones still in their protocol tail included. */
+size_t eng_record_count(const struct eng *eng);
+
+#endif

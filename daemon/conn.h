@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal types of the CM engine, shared by its files and its tests. Not
+ * for use outside daemon/ and tests/engine/.
+ */
+#ifndef CMD_CONN_H
+#define CMD_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "cm_engine.h"
+#include "cm_mad.h"
+
+enum conn_event {
+	CONN_EV_API_LISTEN,
+	CONN_EV_API_CONNECT,
+	CONN_EV_API_ACCEPT,
+	CONN_EV_API_REJECT,
+	CONN_EV_API_RTU,
+	CONN_EV_API_MRA,
+	CONN_EV_API_DISCONNECT,
+	CONN_EV_API_LAP,
+	CONN_EV_API_APR,
+	CONN_EV_API_SIDR_REQ,
+	CONN_EV_API_SIDR_REP,
+	CONN_EV_API_DESTROY,
+	CONN_EV_RX_REQ_NEW,
+	CONN_EV_RX_REQ_HOLD,
+	CONN_EV_RX_REQ,
+	CONN_EV_RX_MRA_REQ,
+	CONN_EV_RX_MRA_REP,
+	CONN_EV_RX_MRA_LAP,
+	CONN_EV_RX_REJ,
+	CONN_EV_RX_REJ_STALE,
+	CONN_EV_RX_REP,
+	CONN_EV_RX_REP_STALE,
+	CONN_EV_RX_RTU,
+	CONN_EV_RX_DREQ,
+	CONN_EV_RX_DREP,
+	CONN_EV_RX_LAP,
+	CONN_EV_RX_APR,
+	CONN_EV_RX_SIDR_REQ_NEW,
+	CONN_EV_RX_SIDR_REQ,
+	CONN_EV_RX_SIDR_REP,
+	CONN_EV_STALE,
+	CONN_EV_TIMEOUT,
+	CONN_EV_TIMEOUT_LAST,
+	CONN_EV_MRA_DUE,
+	CONN_EV_TIMEWAIT_DONE,
+	CONN_EV__COUNT,
+};
+
+const char *conn_event_name(enum conn_event ev);
+
+enum conn_timer {
+	CONN_TIMER_NONE,
+	CONN_TIMER_RETRANSMIT,
+	CONN_TIMER_MRA_DUE,
+	CONN_TIMER_TIMEWAIT,
+};
+
+struct evq_item {
+	STAILQ_ENTRY(evq_item) link;
+	struct eng_event ev;
+};
+
+struct evq {
+	STAILQ_HEAD(, evq_item) items;
+	bool unacked; /* the head has been delivered, not yet acked */
+};
+
+struct listener;
+
+struct conn {
+	struct eng *eng;
+	uint32_t local_id;
+	uint32_t remote_id;
+	uint64_t
+		remote_guid; /* remote CA GUID; for SIDR a key of the address */
+	uint32_t local_qpn;
+	uint32_t remote_qpn;
+	uint64_t service_id;
+	uint64_t tid; /* the MAD transaction id of this connection */
+	uint64_t owner;
+	uint64_t context;
+	struct eng_addr addr; /* the peer's CM, and our port */
+
+	enum eng_state state;
+	enum eng_lap_state lap;
+	bool active; /* we sent the REQ */
+	bool destroyed; /* no owner any more: finish the protocol silently */
+	bool held; /* REQ held for want of a listener credit */
+	bool credit; /* holds one credit of 'lis' */
+	bool in_remote_id; /* linked in the (remote id, GUID) table */
+	bool in_remote_qpn;
+
+	uint8_t plt; /* packet life time exponent */
+	uint8_t ack_delay; /* peer's target ACK delay exponent, for timewait */
+	uint8_t retries_left;
+	uint8_t max_retries;
+	uint64_t rtx_ns; /* retransmission timeout */
+	uint64_t peer_wait_ns; /* how long the peer waits for our answer */
+
+	uint64_t deadline;
+	size_t heap_idx;
+	enum conn_timer timer;
+
+	struct listener *lis; /* LISTEN: our listener; passive: its origin */
+	TAILQ_ENTRY(conn) lis_link; /* in lis->held or lis->credited */
+	LIST_ENTRY(conn) all_link;
+
+	struct conn *h_local;
+	struct conn *h_rid;
+	struct conn *h_rqpn;
+
+	struct evq evq;
+	struct cm_msg *held_req; /* the REQ of a held record */
+	struct cm_msg last; /* last message sent: retransmissions, duplicates */
+};
+
+TAILQ_HEAD(conn_tailq, conn);
+
+struct listener {
+	struct conn *conn;
+	uint64_t service_id;
+	uint64_t mask;
+	unsigned int backlog;
+	unsigned int used; /* credits taken */
+	unsigned int nheld;
+	struct conn_tailq held;
+	struct conn_tailq credited;
+	struct listener *h_next; /* exact table chain */
+	LIST_ENTRY(listener) mlink; /* masked list */
+	uint64_t delivered, held_total, rejected_backlog;
+};
+
+struct ctab {
+	struct conn **b;
+	size_t mask;
+	size_t n;
+};
+
+struct ltab {
+	struct listener **b;
+	size_t mask;
+	size_t n;
+	LIST_HEAD(, listener) masked;
+};
+
+struct eng_port {
+	bool valid;
+	bool roce;
+	uint64_t ca_guid;
+};
+
+struct eng {
+	struct eng_ops ops;
+	void *ctx;
+	struct eng_config cfg;
+	struct eng_counters cnt;
+	uint64_t unexpected[ENG_STATE__COUNT][CONN_EV__COUNT];
+	uint64_t hits[ENG_STATE__COUNT][CONN_EV__COUNT]; /* table coverage */
+	struct eng_port ports[ENG_MAX_PORTS];
+
+	struct ctab by_local;
+	struct ctab by_rid;
+	struct ctab by_rqpn;
+	struct ltab listeners;
+	LIST_HEAD(, conn) all;
+	size_t nconn;
+
+	struct conn **heap;
+	size_t heap_n, heap_cap;
+
+	uint32_t id_next; /* comm ids: a counter ... */
+	uint32_t id_key[4]; /* ... through a keyed permutation */
+
+	bool busy; /* inside a callback */
+};
+
+/* What an event carries into its action. */
+struct conn_ctx {
+	uint64_t now;
+	const struct cm_msg *msg; /* RX_* */
+	const struct eng_addr *from; /* RX_* */
+	struct conn *other; /* RX_*_STALE: the older record */
+	/* API arguments. */
+	struct eng_connect_param *connect;
+	struct cm_rep *rep;
+	const struct cm_rej *rej;
+	const struct cm_rtu *rtu;
+	const struct cm_lap *lap;
+	const struct cm_sidr_rep *sidr_rep;
+	const struct eng_sidr_param *sidr;
+	struct listener *lis;
+	uint64_t service_id; /* API_LISTEN */
+	uint64_t mask;
+	unsigned int backlog;
+	const uint8_t *pd;
+	size_t pd_len;
+	uint8_t u8; /* MRA service timeout, APR status */
+	/* A timer the action wants once it succeeded. */
+	enum conn_timer arm;
+	uint64_t arm_at;
+};
+
+/* conn.c */
+int conn_event(struct conn *c, enum conn_event ev, struct conn_ctx *x);
+void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
+		    uint64_t now);
+struct conn *conn_new(struct eng *eng);
+void conn_ids_init(struct eng *eng);
+void conn_free(struct conn *c);
+void conn_reap(struct conn *c);
+uint64_t conn_exp_ns(uint8_t exponent);
+int conn_table_cells(void);
+bool conn_table_cell(enum eng_state s, enum conn_event ev);
+
+/* conn_msg.c */
+void conn_send(struct conn *c, const struct cm_msg *msg, bool remember);
+void conn_resend_last(struct conn *c);
+void conn_build_rej(const struct conn *c, struct cm_msg *m,
+		    enum cm_rej_reason reason, enum cm_msg_ref ref);
+void conn_build_mra(const struct conn *c, struct cm_msg *m, enum cm_msg_ref ref,
+		    uint8_t service_timeout);
+void conn_build_rtu(const struct conn *c, struct cm_msg *m);
+void conn_build_dreq(const struct conn *c, struct cm_msg *m, const uint8_t *pd,
+		     size_t pd_len);
+void conn_build_drep(const struct conn *c, struct cm_msg *m, const uint8_t *pd,
+		     size_t pd_len);
+void eng_send_raw(struct eng *eng, const struct cm_msg *msg,
+		  const struct eng_addr *to);
+
+/* conn_table.c */
+int ctab_init(struct ctab *t);
+void ctab_fini(struct ctab *t);
+struct conn *ctab_local_find(const struct ctab *t, uint32_t id);
+void ctab_local_add(struct ctab *t, struct conn *c);
+void ctab_local_del(struct ctab *t, struct conn *c);
+struct conn *ctab_rid_find(const struct ctab *t, uint32_t rid, uint64_t guid);
+void ctab_rid_add(struct ctab *t, struct conn *c);
+void ctab_rid_del(struct ctab *t, struct conn *c);
+struct conn *ctab_rqpn_find(const struct ctab *t, uint32_t qpn, uint64_t guid);
+void ctab_rqpn_add(struct ctab *t, struct conn *c);
+void ctab_rqpn_del(struct ctab *t, struct conn *c);
+void conn_remote_link(struct conn *c, bool qpn);
+uint64_t conn_addr_key(const struct eng_addr *a);
+void conn_remote_unlink(struct conn *c);
+
+/* timer.c */
+void timer_arm(struct conn *c, enum conn_timer kind, uint64_t at);
+void timer_cancel(struct conn *c);
+struct conn *timer_pop_due(struct eng *eng, uint64_t now,
+			   enum conn_timer *kind);
+uint64_t timer_next(const struct eng *eng);
+
+/* listen.c */
+int listen_start(struct conn *c, uint64_t service_id, uint64_t mask,
+		 unsigned int backlog);
+void listen_stop(struct conn *c, uint64_t now);
+struct listener *listen_find(const struct eng *eng, uint64_t service_id);
+bool listen_take_credit(struct listener *l, struct conn *c);
+void listen_hold(struct listener *l, struct conn *c);
+void listen_release(struct conn *c, uint64_t now);
+int ltab_init(struct ltab *t);
+void ltab_fini(struct ltab *t);
+
+/* evq.c */
+void evq_push(struct conn *c, enum eng_event_type type, int status,
+	      const struct cm_msg *msg);
+int evq_ack(struct conn *c);
+void evq_clear(struct conn *c);
+
+/* counters.c */
+void cnt_sent(struct eng *eng, enum cm_msg_type t);
+void cnt_received(struct eng *eng, enum cm_msg_type t);
+void cnt_retransmitted(struct eng *eng, enum cm_msg_type t);
+void cnt_duplicate(struct eng *eng, enum cm_msg_type t);
+void cnt_unexpected(struct eng *eng, enum cm_msg_type t);
+
+/* rx.c */
+void rx_dispatch(struct eng *eng, uint16_t port, const struct eng_addr *from,
+		 const struct cm_msg *msg, uint64_t now);
+
+#endif

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Outgoing MADs built from a connection's state, and the one path every MAD
+ * leaves the engine by (so the sent counters are exact). All messages of one
+ * connection carry its TID: the active side picks it, the passive side
+ * reuses the REQ's.
+ */
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+
+void eng_send_raw(struct eng *eng, const struct cm_msg *msg,
+		  const struct eng_addr *to)
+{
+	bool was_busy = eng->busy;
+	int ret;
+
+	eng->busy = true;
+	ret = eng->ops.send(eng->ctx, to, msg);
+	eng->busy = was_busy;
+	if (ret < 0) {
+		eng->cnt.send_errors++;
+		log_debug("send %s failed: %d", cm_msg_type_name(msg->type),
+			  ret);
+		return;
+	}
+	cnt_sent(eng, msg->type);
+}
+
+void conn_send(struct conn *c, const struct cm_msg *msg, bool remember)
+{
+	eng_send_raw(c->eng, msg, &c->addr);
+	if (remember && msg != &c->last)
+		c->last = *msg;
+}
+
+void conn_resend_last(struct conn *c)
+{
+	cnt_retransmitted(c->eng, c->last.type);
+	eng_send_raw(c->eng, &c->last, &c->addr);
+}
+
+static uint64_t conn_ca_guid(const struct conn *c)
+{
+	return c->eng->ports[c->addr.port].ca_guid;
+}
+
+void conn_build_rej(const struct conn *c, struct cm_msg *m,
+		    enum cm_rej_reason reason, enum cm_msg_ref ref)
+{
+	uint64_t guid = conn_ca_guid(c);
+	int i;
+
+	cm_msg_init(m, CM_MSG_REJ, c->tid);
+	m->rej.local_comm_id = c->local_id;
+	m->rej.remote_comm_id = c->remote_id;
+	m->rej.message_rejected = ref;
+	m->rej.reason = reason;
+	/*
+	 * IBTA 12.6.7.2 / Table 109: a REJ for "timeout" carries the sender's
+	 * CA GUID as ARI, so that a peer that never learnt our comm id can
+	 * still find the connection by (remote comm id, remote CA GUID).
+	 */
+	if (reason == CM_REJ_TIMEOUT) {
+		m->rej.ari_length = 8;
+		for (i = 0; i < 8; i++)
+			m->rej.ari[i] = (uint8_t)(guid >> (56 - 8 * i));
+	}
+}
+
+void conn_build_mra(const struct conn *c, struct cm_msg *m, enum cm_msg_ref ref,
+		    uint8_t service_timeout)
+{
+	cm_msg_init(m, CM_MSG_MRA, c->tid);
+	m->mra.local_comm_id = c->local_id;
+	m->mra.remote_comm_id = c->remote_id;
+	m->mra.message_mraed = ref;
+	m->mra.service_timeout = service_timeout & 0x1f;
+}
+
+void conn_build_rtu(const struct conn *c, struct cm_msg *m)
+{
+	cm_msg_init(m, CM_MSG_RTU, c->tid);
+	m->rtu.local_comm_id = c->local_id;
+	m->rtu.remote_comm_id = c->remote_id;
+}
+
+static void conn_copy_pd(uint8_t *dst, size_t size, const uint8_t *pd,
+			 size_t len)
+{
+	if (pd)
+		memcpy(dst, pd, len < size ? len : size);
+}
+
+void conn_build_dreq(const struct conn *c, struct cm_msg *m, const uint8_t *pd,
+		     size_t pd_len)
+{
+	cm_msg_init(m, CM_MSG_DREQ, c->tid);
+	m->dreq.local_comm_id = c->local_id;
+	m->dreq.remote_comm_id = c->remote_id;
+	m->dreq.remote_qpn = c->remote_qpn;
+	conn_copy_pd(m->dreq.private_data, sizeof(m->dreq.private_data), pd,
+		     pd_len);
+}
+
+void conn_build_drep(const struct conn *c, struct cm_msg *m, const uint8_t *pd,
+		     size_t pd_len)
+{
+	cm_msg_init(m, CM_MSG_DREP, c->tid);
+	m->drep.local_comm_id = c->local_id;
+	m->drep.remote_comm_id = c->remote_id;
+	conn_copy_pd(m->drep.private_data, sizeof(m->drep.private_data), pd,
+		     pd_len);
+}

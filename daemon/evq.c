@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-id serialized events (DESIGN lesson 2): at most one event per id is
+ * out with the client; the next waits for eng_ack. A REJ that races a REQ is
+ * thus seen after the REQ. The context is stamped at delivery, so an event
+ * queued before eng_set_context still carries the context the client set
+ * while handling the previous one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+
+static void evq_deliver_head(struct conn *c)
+{
+	struct eng *eng = c->eng;
+	struct evq_item *it = STAILQ_FIRST(&c->evq.items);
+	bool was_busy = eng->busy;
+
+	if (!it)
+		return;
+	c->evq.unacked = true;
+	it->ev.context = c->context;
+	it->ev.owner = c->owner;
+	eng->busy = true;
+	eng->ops.deliver(eng->ctx, &it->ev);
+	eng->busy = was_busy;
+}
+
+void evq_push(struct conn *c, enum eng_event_type type, int status,
+	      const struct cm_msg *msg)
+{
+	struct evq_item *it;
+
+	/* Destroy is final; a held REQ has no client yet. */
+	if (c->destroyed || c->held)
+		return;
+	it = calloc(1, sizeof(*it));
+	if (!it) {
+		log_err("conn %08x: no memory for event %s", c->local_id,
+			eng_event_name(type));
+		return;
+	}
+	it->ev.type = type;
+	it->ev.id = c->local_id;
+	it->ev.status = status;
+	it->ev.addr = c->addr;
+	if (c->lis &&
+	    (type == ENG_EV_REQ_RECEIVED || type == ENG_EV_SIDR_REQ_RECEIVED)) {
+		it->ev.listen_id = c->lis->conn->local_id;
+		it->ev.listen_context = c->lis->conn->context;
+	}
+	if (msg) {
+		it->ev.has_msg = true;
+		it->ev.msg = *msg;
+	}
+	STAILQ_INSERT_TAIL(&c->evq.items, it, link);
+	if (!c->evq.unacked)
+		evq_deliver_head(c);
+}
+
+int evq_ack(struct conn *c)
+{
+	struct evq_item *it = STAILQ_FIRST(&c->evq.items);
+
+	if (!c->evq.unacked || !it)
+		return -EINVAL;
+	STAILQ_REMOVE_HEAD(&c->evq.items, link);
+	free(it);
+	c->evq.unacked = false;
+	evq_deliver_head(c);
+	return 0;
+}
+
+void evq_clear(struct conn *c)
+{
+	struct evq_item *it;
+
+	while ((it = STAILQ_FIRST(&c->evq.items))) {
+		STAILQ_REMOVE_HEAD(&c->evq.items, link);
+		free(it);
+	}
+	c->evq.unacked = false;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Levelled logging with one replaceable sink. The daemon points the sink at
+ * syslog or stderr; tests silence it or capture lines to check them.
+ */
+#ifndef CMD_LOG_H
+#define CMD_LOG_H
+
+#include <stdarg.h>
+
+enum log_level {
+	LOG_LVL_ERR,
+	LOG_LVL_WARN,
+	LOG_LVL_INFO,
+	LOG_LVL_DEBUG,
+};
+
+typedef void (*log_sink_fn)(void *ctx, enum log_level level, const char *line);
+
+/* Messages above 'level' are dropped before they are formatted. */
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+
+/* NULL restores the default sink (stderr). */
+void log_set_sink(log_sink_fn sink, void *ctx);
+
+void log_msg(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define log_err(...) log_msg(LOG_LVL_ERR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,1944 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Conversation tests of the CM engine: two engines with fake transports
+ * and a fake clock; the test moves every MAD by hand, so each row of the
+ * state table is driven on purpose (lost, duplicated, late messages).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "log.h"
+
+#define SID 0x1000ULL
+#define GUID_A 0x0002c90300a0a0a0ULL
+#define GUID_B 0x0002c90300b0b0b0ULL
+
+static uint64_t rtx(void)
+{
+	return 2 * h_ns(H_PLT) + h_ns(H_RESP);
+}
+
+struct pair {
+	struct h_side a, b;
+	uint32_t lid, aid, bid;
+};
+
+static void pair_init(struct pair *p, bool roce)
+{
+	memset(p, 0, sizeof(*p));
+	h_init(&p->a, GUID_A, 1, roce, 11);
+	h_init(&p->b, GUID_B, 2, roce, 22);
+}
+
+static void pair_fini(struct pair *p)
+{
+	h_fini(&p->a);
+	h_fini(&p->b);
+}
+
+/* a connects to b's listener; stops when b has the REQ_RECEIVED. */
+static void pair_req(struct pair *p)
+{
+	struct eng_event ev;
+
+	p->lid = h_listen(&p->b, SID, 8);
+	p->aid = h_connect(&p->a, &p->b, SID);
+	assert_int_equal(h_deliver(&p->a, &p->b), 1);
+	ev = h_ev(&p->b, ENG_EV_REQ_RECEIVED, 0);
+	p->bid = ev.id;
+}
+
+static void pair_rep(struct pair *p)
+{
+	pair_req(p);
+	assert_int_equal(h_accept(&p->b, p->bid), 0);
+	assert_int_equal(h_deliver(&p->b, &p->a), 1);
+	h_ev(&p->a, ENG_EV_REP_RECEIVED, p->aid);
+}
+
+static void pair_established(struct pair *p)
+{
+	pair_rep(p);
+	assert_int_equal(eng_rtu(p->a.eng, p->aid, NULL, h_now), 0);
+	assert_int_equal(h_deliver(&p->a, &p->b), 1);
+	h_ev(&p->b, ENG_EV_RTU_RECEIVED, p->bid);
+	assert_int_equal(h_state(&p->a, p->aid), ENG_STATE_ESTABLISHED);
+	assert_int_equal(h_state(&p->b, p->bid), ENG_STATE_ESTABLISHED);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	h_quiet_logs();
+	return 0;
+}
+
+static void test_happy_path(void **state)
+{
+	struct pair p;
+	struct eng_event ev;
+	uint64_t tw;
+	const struct eng_counters *ca, *cb;
+
+	(void)state;
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 4);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
+	assert_int_equal(h_deliver(&p.a, &p.b), 1);
+
+	/* Lesson 2: the passive side's first event is on a new id. */
+	ev = h_ev_noack(&p.b, ENG_EV_REQ_RECEIVED, 0);
+	p.bid = ev.id;
+	assert_int_not_equal(p.bid, p.lid);
+	assert_int_equal(ev.listen_id, p.lid);
+	assert_int_equal(ev.listen_context, 0x1111);
+	assert_int_equal(ev.owner, 7);
+	assert_int_equal(ev.context, 0);
+	assert_true(ev.has_msg);
+	assert_int_equal(ev.msg.req.local_comm_id, p.aid);
+	assert_int_equal(ev.addr.lid, 1);
+	assert_int_equal(eng_set_context(p.b.eng, p.bid, 0xbbbb), 0);
+	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_REQ_RCVD);
+
+	assert_int_equal(h_accept(&p.b, p.bid), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_REP_SENT);
+	assert_int_equal(h_deliver(&p.b, &p.a), 1);
+	ev = h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
+	assert_int_equal(ev.context, 0x2222);
+	assert_int_equal(ev.msg.rep.remote_comm_id, p.aid);
+	assert_int_equal(ev.msg.rep.local_comm_id, p.bid);
+	assert_int_equal(ev.msg.rep.local_ca_guid, GUID_B);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REP_RCVD);
+
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_ESTABLISHED);
+	assert_int_equal(h_deliver(&p.a, &p.b), 1);
+	ev = h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	assert_int_equal(ev.context, 0xbbbb);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
+
+	/* Nothing is armed while established. */
+	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_DREQ_SENT);
+	assert_int_equal(h_deliver(&p.a, &p.b), 1);
+	ev = h_ev(&p.b, ENG_EV_DREQ_RECEIVED, p.bid);
+	assert_int_equal(ev.context, 0xbbbb);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_DREQ_RCVD);
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
+	assert_int_equal(h_deliver(&p.b, &p.a), 1);
+	h_ev(&p.a, ENG_EV_DREP_RECEIVED, p.aid);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
+
+	/* IBTA 12.9.4: timewait is 2 x PLT + the ACK delay, exactly. */
+	tw = h_now + 2 * h_ns(H_PLT) + h_ns(H_ACK_DELAY);
+	assert_true(eng_next_deadline(p.a.eng) == tw);
+	assert_true(eng_next_deadline(p.b.eng) == tw);
+	h_at(&p.a, &p.b, tw - 1);
+	assert_int_equal(h_events_left(&p.a) + h_events_left(&p.b), 0);
+	h_at(&p.a, &p.b, tw);
+	h_ev(&p.a, ENG_EV_TIMEWAIT_EXIT, p.aid);
+	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_IDLE);
+
+	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(h_pending(&p.a) + h_pending(&p.b), 0);
+	assert_int_equal(eng_record_count(p.a.eng), 0);
+	assert_int_equal(eng_record_count(p.b.eng), 1); /* the listener */
+
+	ca = eng_counters(p.a.eng);
+	cb = eng_counters(p.b.eng);
+	assert_int_equal(ca->sent[CM_MSG_REQ], 1);
+	assert_int_equal(ca->sent[CM_MSG_RTU], 1);
+	assert_int_equal(ca->sent[CM_MSG_DREQ], 1);
+	assert_int_equal(ca->received[CM_MSG_REP], 1);
+	assert_int_equal(ca->received[CM_MSG_DREP], 1);
+	assert_int_equal(cb->sent[CM_MSG_REP], 1);
+	assert_int_equal(cb->sent[CM_MSG_DREP], 1);
+	assert_int_equal(cb->req_delivered, 1);
+	pair_fini(&p);
+}
+
+static void test_lost_req(void **state)
+{
+	struct pair p;
+	struct cm_msg m;
+	struct eng_event ev;
+	uint64_t at;
+	int i;
+
+	(void)state;
+	pair_init(&p, false);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	assert_int_equal(h_drop(&p.a), 1);
+	at = h_now + rtx();
+	assert_true(eng_next_deadline(p.a.eng) == at);
+	for (i = 1; i <= H_RETRIES; i++) {
+		h_at(&p.a, NULL, at - 1);
+		assert_int_equal(h_pending(&p.a), 0);
+		h_at(&p.a, NULL, at);
+		m = h_take(&p.a, CM_MSG_REQ);
+		assert_int_equal(m.req.local_comm_id, p.aid);
+		assert_int_equal(
+			eng_counters(p.a.eng)->retransmitted[CM_MSG_REQ], i);
+		at += rtx();
+	}
+	assert_int_equal(h_events_left(&p.a), 0);
+	h_at(&p.a, NULL, at);
+	/* Retries exhausted: REJ timeout carrying our GUID, one outcome. */
+	m = h_take(&p.a, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_TIMEOUT);
+	assert_int_equal(m.rej.local_comm_id, p.aid);
+	assert_int_equal(m.rej.remote_comm_id, 0);
+	assert_int_equal(m.rej.ari_length, 8);
+	assert_int_equal(m.rej.ari[0], (GUID_A >> 56) & 0xff);
+	assert_int_equal(m.rej.ari[7], GUID_A & 0xff);
+	ev = h_ev(&p.a, ENG_EV_REQ_ERROR, p.aid);
+	assert_int_equal(ev.status, -ETIMEDOUT);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_IDLE);
+	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
+	assert_int_equal(eng_counters(p.a.eng)->timeouts, 1);
+	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_int_equal(eng_record_count(p.a.eng), 0);
+	pair_fini(&p);
+}
+
+static void test_lost_rep_once(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_req(&p);
+	assert_int_equal(h_accept(&p.b, p.bid), 0);
+	assert_int_equal(h_drop(&p.b), 1);
+	/* Both retransmit at the same instant: the REQ is a duplicate. */
+	h_advance(&p.a, &p.b, rtx());
+	assert_int_equal(h_pending(&p.a), 1);
+	assert_int_equal(h_pending(&p.b), 1);
+	h_deliver(&p.a, &p.b); /* dup REQ in REP_SENT: REP again */
+	assert_int_equal(h_pending(&p.b), 2);
+	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_REQ], 1);
+	h_deliver(&p.b, &p.a);
+	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
+	assert_int_equal(eng_counters(p.a.eng)->duplicates[CM_MSG_REP], 1);
+	assert_int_equal(h_events_left(&p.a), 0);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_pump(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	pair_fini(&p);
+}
+
+static void test_lost_rep_always(void **state)
+{
+	struct pair p;
+	struct eng_event ev;
+	struct cm_msg m;
+	int i;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_req(&p);
+	assert_int_equal(h_accept(&p.b, p.bid), 0);
+	h_drop(&p.b);
+	for (i = 0; i < H_RETRIES; i++) {
+		h_advance(&p.a, &p.b, rtx());
+		h_drop(&p.a);
+		m = h_take(&p.b, CM_MSG_REP);
+		assert_int_equal(m.rep.remote_comm_id, p.aid);
+	}
+	h_advance(&p.a, &p.b, rtx());
+	ev = h_ev(&p.a, ENG_EV_REQ_ERROR, p.aid);
+	assert_int_equal(ev.status, -ETIMEDOUT);
+	ev = h_ev(&p.b, ENG_EV_REP_ERROR, p.bid);
+	assert_int_equal(ev.status, -ETIMEDOUT);
+	m = h_take(&p.b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_TIMEOUT);
+	assert_int_equal(m.rej.remote_comm_id, p.aid);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
+	assert_int_equal(eng_counters(p.b.eng)->retransmitted[CM_MSG_REP],
+			 H_RETRIES);
+	pair_fini(&p);
+}
+
+static void test_lost_rtu(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_rep(&p);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_take(&p.a, CM_MSG_RTU);
+	h_advance(&p.a, &p.b, rtx());
+	h_take(&p.b, CM_MSG_REP);
+	h_inject(&p.b, &p.a, &p.b.out[p.b.next - 1].msg);
+	/* IBTA 12.9.7: a duplicate REP in ESTABLISHED resends the RTU. */
+	assert_int_equal(eng_counters(p.a.eng)->duplicates[CM_MSG_REP], 1);
+	assert_int_equal(h_deliver(&p.a, &p.b), 1);
+	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	assert_int_equal(h_events_left(&p.a), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
+	pair_fini(&p);
+}
+
+static void test_lost_dreq(void **state)
+{
+	struct pair p;
+	struct eng_event ev;
+	int i;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	h_take(&p.a, CM_MSG_DREQ);
+	for (i = 0; i < H_RETRIES; i++) {
+		h_advance(&p.a, &p.b, rtx());
+		h_take(&p.a, CM_MSG_DREQ);
+	}
+	h_advance(&p.a, &p.b, rtx());
+	ev = h_ev(&p.a, ENG_EV_DREQ_ERROR, p.aid);
+	assert_int_equal(ev.status, -ETIMEDOUT);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
+	assert_int_equal(h_pending(&p.a), 0);
+	h_settle(&p.a, &p.b);
+	h_ev(&p.a, ENG_EV_TIMEWAIT_EXIT, p.aid);
+	pair_fini(&p);
+}
+
+static void test_lost_drep(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_DREQ_RECEIVED, p.bid);
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	h_take(&p.b, CM_MSG_DREP);
+	/* IBTA 12.9.7: DREQ in timewait: the DREP again. */
+	h_inject(&p.a, &p.b, &p.a.out[p.a.next - 1].msg);
+	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_DREQ], 1);
+	h_take(&p.b, CM_MSG_DREP);
+	/*
+	 * Timewait (2 x PLT + ACK delay) is shorter than the DREQ's
+	 * retransmission time: when the retransmission comes the record is
+	 * IDLE, and a DREQ for a dead connection still gets a DREP.
+	 */
+	h_advance(&p.a, &p.b, rtx());
+	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
+	assert_int_equal(h_deliver(&p.a, &p.b), 1); /* DREQ again */
+	assert_int_equal(h_deliver(&p.b, &p.a), 1);
+	h_ev(&p.a, ENG_EV_DREP_RECEIVED, p.aid);
+	assert_int_equal(h_events_left(&p.b), 0);
+	/* Destroyed and freed, b still answers: stateless DREP. */
+	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	h_inject(&p.a, &p.b, &p.a.out[p.a.next - 1].msg);
+	h_take(&p.b, CM_MSG_DREP);
+	pair_fini(&p);
+}
+
+static void test_mra_passive_slow(void **state)
+{
+	struct pair p;
+	struct cm_msg m, req;
+	uint64_t due, ext;
+
+	(void)state;
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 8);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	req = p.a.out[p.a.next].msg;
+	h_deliver(&p.a, &p.b);
+	p.bid = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
+	/* The app is slow: MRA before half the peer's wait is gone. */
+	due = h_now + h_ns(H_RESP) / 2;
+	assert_true(eng_next_deadline(p.b.eng) == due);
+	h_at(&p.a, &p.b, due);
+	m = h_take(&p.b, CM_MSG_MRA);
+	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_REQ);
+	assert_int_equal(m.mra.service_timeout, H_SVC);
+	assert_int_equal(m.mra.remote_comm_id, p.aid);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_MRA_REQ_SENT);
+	h_inject(&p.b, &p.a, &m);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_MRA_REQ_RCVD);
+	/* IBTA 12.6.6: the wait becomes service timeout + 2 x PLT. */
+	ext = h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT);
+	assert_true(eng_next_deadline(p.a.eng) == ext);
+	h_at(&p.a, &p.b, h_now + rtx());
+	assert_int_equal(h_pending(&p.a), 0);
+	/* A duplicate REQ in MRA_REQ_SENT gets the MRA again. */
+	h_inject(&p.a, &p.b, &req);
+	h_take(&p.b, CM_MSG_MRA);
+	assert_int_equal(h_accept(&p.b, p.bid), 0);
+	h_pump(&p.a, &p.b);
+	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_pump(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_REQ], 0);
+	pair_fini(&p);
+}
+
+static void test_mra_active_slow(void **state)
+{
+	struct pair p;
+	struct cm_msg m;
+	uint64_t due;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_rep(&p);
+	due = h_now + h_ns(H_RESP) / 2;
+	assert_true(eng_next_deadline(p.a.eng) == due);
+	h_at(&p.a, &p.b, due);
+	m = h_take(&p.a, CM_MSG_MRA);
+	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_REP);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_MRA_REP_SENT);
+	h_inject(&p.a, &p.b, &m);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_MRA_REP_RCVD);
+	assert_true(eng_next_deadline(p.b.eng) ==
+		    h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT));
+	/* The app answers; the rest is the usual. */
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_pump(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	assert_int_equal(eng_counters(p.b.eng)->retransmitted[CM_MSG_REP], 0);
+	pair_fini(&p);
+}
+
+static void test_mra_api(void **state)
+{
+	struct pair p;
+	struct cm_msg m;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_req(&p);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, h_now), 0);
+	m = h_take(&p.b, CM_MSG_MRA);
+	assert_int_equal(m.mra.service_timeout, 20);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 32, h_now), -EINVAL);
+	h_inject(&p.b, &p.a, &m);
+	assert_true(eng_next_deadline(p.a.eng) ==
+		    h_now + h_ns(20) + 2 * h_ns(H_PLT));
+	pair_fini(&p);
+}
+
+/* IBTA 12.9.7: a duplicate REQ in each passive state. */
+static void test_dup_req_each_state(void **state)
+{
+	struct pair p;
+	struct cm_msg req, m;
+
+	(void)state;
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 8);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	req = h_take(&p.a, CM_MSG_REQ);
+	h_inject(&p.a, &p.b, &req);
+	p.bid = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
+
+	/* REQ_RCVD: nothing to resend, only counted; no second id. */
+	h_inject(&p.a, &p.b, &req);
+	assert_int_equal(h_pending(&p.b), 0);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(eng_record_count(p.b.eng), 2);
+
+	/* MRA_REQ_SENT: the MRA again. */
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 16, h_now), 0);
+	h_take(&p.b, CM_MSG_MRA);
+	h_inject(&p.a, &p.b, &req);
+	m = h_take(&p.b, CM_MSG_MRA);
+	assert_int_equal(m.mra.service_timeout, 16);
+
+	/* REP_SENT: the REP again. */
+	assert_int_equal(h_accept(&p.b, p.bid), 0);
+	m = h_take(&p.b, CM_MSG_REP);
+	h_inject(&p.a, &p.b, &req);
+	{
+		struct cm_msg again = h_take(&p.b, CM_MSG_REP);
+
+		assert_memory_equal(&again.rep, &m.rep, sizeof(m.rep));
+	}
+
+	/* ESTABLISHED: ignored. */
+	h_inject(&p.b, &p.a, &m);
+	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	h_inject(&p.a, &p.b, &req);
+	assert_int_equal(h_pending(&p.b), 0);
+
+	/* TIMEWAIT: REJ stale connection (IBTA 12.9.8.3.1). */
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_DREQ_RECEIVED, p.bid);
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	h_take(&p.b, CM_MSG_DREP);
+	h_inject(&p.a, &p.b, &req);
+	m = h_take(&p.b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_STALE_CONN);
+	assert_int_equal(m.rej.remote_comm_id, p.aid);
+
+	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_REQ], 5);
+	assert_int_equal(h_events_left(&p.b), 0);
+	pair_fini(&p);
+}
+
+static void test_stale_req(void **state)
+{
+	struct pair p;
+	struct h_side a2;
+	struct cm_msg m;
+	uint32_t qpn, id2;
+	struct eng_event ev;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	qpn = p.a.qpn - 1;
+	/* a reboots (same CA GUID) and reuses the QP number. */
+	h_init(&a2, GUID_A, 1, false, 99);
+	id2 = h_connect_qpn(&a2, &p.b, SID, qpn);
+	h_deliver(&a2, &p.b);
+	m = h_take(&p.b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_STALE_CONN);
+	assert_int_equal(m.rej.remote_comm_id, id2);
+	/* ... and the old connection is ended with a DREQ. */
+	m = h_take(&p.b, CM_MSG_DREQ);
+	assert_int_equal(m.dreq.remote_comm_id, p.aid);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_DREQ_SENT);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(eng_counters(p.b.eng)->stale_rejected, 1);
+	assert_int_equal(eng_record_count(p.b.eng), 2); /* no new record */
+
+	h_inject(&p.b, &a2, &p.b.out[p.b.next - 2].msg);
+	ev = h_ev(&a2, ENG_EV_REJ_RECEIVED, id2);
+	assert_int_equal(ev.msg.rej.reason, CM_REJ_STALE_CONN);
+	assert_int_equal(h_state(&a2, id2), ENG_STATE_TIMEWAIT);
+	h_fini(&a2);
+	pair_fini(&p);
+}
+
+static void test_stale_rep(void **state)
+{
+	struct pair p;
+	struct h_side b2;
+	struct cm_rep rep;
+	struct cm_msg m;
+	struct eng_event ev;
+	uint32_t aid2, bid2;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	/* b reboots; its new listener answers with the old QP number. */
+	h_init(&b2, GUID_B, 2, false, 77);
+	h_listen(&b2, SID, 8);
+	aid2 = h_connect(&p.a, &b2, SID);
+	h_deliver(&p.a, &b2);
+	bid2 = h_ev(&b2, ENG_EV_REQ_RECEIVED, 0).id;
+	memset(&rep, 0, sizeof(rep));
+	rep.local_qpn = p.b.qpn - 1;
+	assert_int_equal(eng_accept(b2.eng, bid2, &rep, h_now), 0);
+	h_deliver(&b2, &p.a);
+	m = h_take(&p.a, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_STALE_CONN);
+	assert_int_equal(m.rej.message_rejected, CM_MSG_REF_REP);
+	m = h_take(&p.a, CM_MSG_DREQ);
+	assert_int_equal(m.dreq.remote_comm_id, p.bid);
+	ev = h_ev(&p.a, ENG_EV_REQ_ERROR, aid2);
+	assert_int_equal(ev.status, -ESTALE);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_DREQ_SENT);
+	h_fini(&b2);
+	pair_fini(&p);
+}
+
+static void test_dreq_collision(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	h_deliver(&p.b, &p.a);
+	h_ev(&p.a, ENG_EV_DREP_RECEIVED, p.aid);
+	h_ev(&p.b, ENG_EV_DREP_RECEIVED, p.bid);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
+	h_pump(&p.a, &p.b); /* the DREPs arrive in timewait */
+	assert_int_equal(eng_counters(p.a.eng)->duplicates[CM_MSG_DREP], 1);
+	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_DREP], 1);
+	h_settle(&p.a, &p.b);
+	h_ev(&p.a, ENG_EV_TIMEWAIT_EXIT, p.aid);
+	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
+	assert_int_equal(h_events_left(&p.a) + h_events_left(&p.b), 0);
+	pair_fini(&p);
+}
+
+/* Lesson 2: a REJ racing the REQ is seen after it, never before. */
+static void test_rej_racing_req(void **state)
+{
+	struct pair p;
+	struct eng_event ev;
+
+	(void)state;
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 8);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	h_deliver(&p.a, &p.b);
+	ev = h_ev_noack(&p.b, ENG_EV_REQ_RECEIVED, 0);
+	p.bid = ev.id;
+	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	h_deliver(&p.a, &p.b); /* REJ timeout, found by the ARI's GUID */
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_IDLE);
+	assert_int_equal(h_accept(&p.b, p.bid), -EINVAL);
+	assert_int_equal(eng_set_context(p.b.eng, p.bid, 0x5a5a), 0);
+	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	ev = h_ev(&p.b, ENG_EV_REJ_RECEIVED, p.bid);
+	assert_int_equal(ev.msg.rej.reason, CM_REJ_TIMEOUT);
+	assert_int_equal(ev.context, 0x5a5a);
+	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), -EINVAL);
+	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_record_count(p.b.eng), 1);
+	assert_int_equal(eng_record_count(p.a.eng), 0);
+	pair_fini(&p);
+}
+
+struct destroy_case {
+	enum eng_state state;
+	bool on_a;
+	int sends; /* -1: nothing */
+	int reason; /* REJ reason or SIDR status */
+	enum eng_state after;
+};
+
+static void reach(struct pair *p, enum eng_state st)
+{
+	struct eng_sidr_param sp;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.dest = p->b.addr;
+	sp.service_id = SID;
+	sp.timeout = H_RESP;
+	sp.max_retries = H_RETRIES;
+	switch (st) {
+	case ENG_STATE_IDLE:
+		assert_int_equal(eng_create_id(p->a.eng, 9, 0, &p->aid), 0);
+		break;
+	case ENG_STATE_LISTEN:
+		p->lid = h_listen(&p->b, SID, 8);
+		p->bid = p->lid;
+		break;
+	case ENG_STATE_REQ_SENT:
+		p->aid = h_connect(&p->a, &p->b, SID);
+		break;
+	case ENG_STATE_MRA_REQ_RCVD:
+		pair_req(p);
+		assert_int_equal(eng_mra(p->b.eng, p->bid, 16, h_now), 0);
+		h_deliver(&p->b, &p->a);
+		break;
+	case ENG_STATE_REQ_RCVD:
+		pair_req(p);
+		break;
+	case ENG_STATE_MRA_REQ_SENT:
+		pair_req(p);
+		assert_int_equal(eng_mra(p->b.eng, p->bid, 16, h_now), 0);
+		break;
+	case ENG_STATE_REP_SENT:
+		pair_req(p);
+		assert_int_equal(h_accept(&p->b, p->bid), 0);
+		break;
+	case ENG_STATE_MRA_REP_RCVD:
+		pair_rep(p);
+		assert_int_equal(eng_mra(p->a.eng, p->aid, 16, h_now), 0);
+		h_deliver(&p->a, &p->b);
+		break;
+	case ENG_STATE_REP_RCVD:
+		pair_rep(p);
+		break;
+	case ENG_STATE_MRA_REP_SENT:
+		pair_rep(p);
+		assert_int_equal(eng_mra(p->a.eng, p->aid, 16, h_now), 0);
+		break;
+	case ENG_STATE_ESTABLISHED:
+		pair_established(p);
+		break;
+	case ENG_STATE_DREQ_SENT:
+		pair_established(p);
+		assert_int_equal(
+			eng_disconnect(p->a.eng, p->aid, NULL, 0, h_now), 0);
+		break;
+	case ENG_STATE_DREQ_RCVD:
+		pair_established(p);
+		assert_int_equal(
+			eng_disconnect(p->a.eng, p->aid, NULL, 0, h_now), 0);
+		h_deliver(&p->a, &p->b);
+		h_ev(&p->b, ENG_EV_DREQ_RECEIVED, p->bid);
+		break;
+	case ENG_STATE_TIMEWAIT:
+		reach(p, ENG_STATE_DREQ_RCVD);
+		assert_int_equal(
+			eng_disconnect(p->b.eng, p->bid, NULL, 0, h_now), 0);
+		h_deliver(&p->b, &p->a);
+		h_ev(&p->a, ENG_EV_DREP_RECEIVED, p->aid);
+		break;
+	case ENG_STATE_SIDR_REQ_SENT:
+		assert_int_equal(eng_create_id(p->a.eng, 9, 0, &p->aid), 0);
+		assert_int_equal(eng_sidr_req(p->a.eng, p->aid, &sp, h_now), 0);
+		break;
+	case ENG_STATE_SIDR_REQ_RCVD:
+		p->lid = h_listen(&p->b, SID, 8);
+		assert_int_equal(eng_create_id(p->a.eng, 9, 0, &p->aid), 0);
+		assert_int_equal(eng_sidr_req(p->a.eng, p->aid, &sp, h_now), 0);
+		h_deliver(&p->a, &p->b);
+		p->bid = h_ev(&p->b, ENG_EV_SIDR_REQ_RECEIVED, 0).id;
+		break;
+	case ENG_STATE__COUNT:
+		break;
+	}
+}
+
+/* Lesson 3: destroy sends what the state requires, then silence. */
+static void test_destroy_every_state(void **state)
+{
+	static const struct destroy_case cases[] = {
+		{ ENG_STATE_IDLE, true, -1, 0, ENG_STATE_IDLE },
+		{ ENG_STATE_LISTEN, false, -1, 0, ENG_STATE_IDLE },
+		{ ENG_STATE_REQ_SENT, true, CM_MSG_REJ, CM_REJ_TIMEOUT,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_MRA_REQ_RCVD, true, CM_MSG_REJ, CM_REJ_TIMEOUT,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_REQ_RCVD, false, CM_MSG_REJ,
+		  CM_REJ_CONSUMER_DEFINED, ENG_STATE_IDLE },
+		{ ENG_STATE_MRA_REQ_SENT, false, CM_MSG_REJ,
+		  CM_REJ_CONSUMER_DEFINED, ENG_STATE_IDLE },
+		{ ENG_STATE_REP_SENT, false, CM_MSG_REJ,
+		  CM_REJ_CONSUMER_DEFINED, ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_MRA_REP_RCVD, false, CM_MSG_REJ,
+		  CM_REJ_CONSUMER_DEFINED, ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_REP_RCVD, true, CM_MSG_REJ, CM_REJ_CONSUMER_DEFINED,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_MRA_REP_SENT, true, CM_MSG_REJ,
+		  CM_REJ_CONSUMER_DEFINED, ENG_STATE_IDLE },
+		{ ENG_STATE_ESTABLISHED, true, CM_MSG_DREQ, 0,
+		  ENG_STATE_DREQ_SENT },
+		{ ENG_STATE_DREQ_SENT, true, -1, 0, ENG_STATE_DREQ_SENT },
+		{ ENG_STATE_DREQ_RCVD, false, CM_MSG_DREP, 0,
+		  ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_TIMEWAIT, true, -1, 0, ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_SIDR_REQ_SENT, true, -1, 0, ENG_STATE_IDLE },
+		{ ENG_STATE_SIDR_REQ_RCVD, false, CM_MSG_SIDR_REP,
+		  CM_SIDR_REJECT, ENG_STATE_IDLE },
+	};
+	size_t i, j;
+
+	(void)state;
+	assert_int_equal(sizeof(cases) / sizeof(cases[0]), ENG_STATE__COUNT);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct destroy_case *dc = &cases[i];
+		struct pair p;
+		struct h_side *who, *peer;
+		uint32_t id;
+		size_t nev, base;
+		struct cm_msg m;
+
+		pair_init(&p, false);
+		reach(&p, dc->state);
+		who = dc->on_a ? &p.a : &p.b;
+		peer = dc->on_a ? &p.b : &p.a;
+		id = dc->on_a ? p.aid : p.bid;
+		assert_int_equal(h_state(who, id), dc->state);
+		h_drop(who);
+		h_drop(peer);
+		base = eng_record_count(who->eng) - 1;
+		if (dc->state == ENG_STATE_LISTEN ||
+		    dc->state == ENG_STATE_IDLE)
+			base = eng_record_count(who->eng) - 1;
+		else if (!dc->on_a && p.lid)
+			base = 1;
+		nev = who->nev;
+		assert_int_equal(eng_destroy(who->eng, id, h_now), 0);
+		if (dc->sends < 0) {
+			assert_int_equal(h_pending(who), 0);
+		} else {
+			m = h_take(who, (enum cm_msg_type)dc->sends);
+			if (dc->sends == CM_MSG_REJ)
+				assert_int_equal(m.rej.reason, dc->reason);
+			if (dc->sends == CM_MSG_SIDR_REP)
+				assert_int_equal(m.sidr_rep.status, dc->reason);
+			who->next--; /* let the peer see it */
+		}
+		/* The id is gone for the client at once. */
+		assert_int_equal(eng_destroy(who->eng, id, h_now), -ENOENT);
+		assert_int_equal(eng_ack(who->eng, id, h_now), -ENOENT);
+		assert_int_equal(eng_set_context(who->eng, id, 1), -ENOENT);
+		/* The record keeps its protocol tail, then is freed. */
+		{
+			struct conn *c =
+				ctab_local_find(&who->eng->by_local, id);
+
+			if (dc->after == ENG_STATE_IDLE)
+				assert_null(c);
+			else
+				assert_int_equal(c->state, dc->after);
+		}
+		h_settle(&p.a, &p.b);
+		for (j = nev; j < who->nev; j++)
+			assert_int_not_equal(who->evs[j].id, id);
+		assert_null(ctab_local_find(&who->eng->by_local, id));
+		assert_int_equal(eng_record_count(who->eng), base);
+		pair_fini(&p);
+	}
+}
+
+/* A REJ lost after the peer established: its RTU gets the REJ again. */
+static void test_lost_rej_of_rep(void **state)
+{
+	struct pair p;
+	struct cm_msg rej, m;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_rep(&p);
+	/* b's client goes away in REP_SENT: REJ, timewait. REJ lost. */
+	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	rej = h_take(&p.b, CM_MSG_REJ);
+	assert_int_equal(rej.rej.reason, CM_REJ_CONSUMER_DEFINED);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	m = h_take(&p.b, CM_MSG_REJ);
+	assert_memory_equal(&m.rej, &rej.rej, sizeof(m.rej));
+	h_inject(&p.b, &p.a, &m);
+	h_ev(&p.a, ENG_EV_REJ_RECEIVED, p.aid);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
+	pair_fini(&p);
+}
+
+static void test_timewait_exit_destroyed(void **state)
+{
+	struct pair p;
+	uint64_t tw;
+
+	(void)state;
+	pair_init(&p, false);
+	reach(&p, ENG_STATE_TIMEWAIT);
+	tw = eng_next_deadline(p.a.eng);
+	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_record_count(p.a.eng), 1);
+	h_at(&p.a, NULL, tw - 1);
+	assert_int_equal(eng_record_count(p.a.eng), 1);
+	h_at(&p.a, NULL, tw);
+	assert_int_equal(eng_record_count(p.a.eng), 0);
+	assert_int_equal(h_events_left(&p.a), 0);
+	pair_fini(&p);
+}
+
+/* Lesson 1: backlog credits, held REQs, then REJ "no resources". */
+static void test_credits(void **state)
+{
+	struct h_side a, b;
+	struct eng_config cfg = { .mra_service_timeout = H_SVC, .max_held = 1 };
+	uint32_t lid, ids[4], got[3];
+	struct cm_msg m;
+	struct eng_event ev;
+	int i;
+
+	(void)state;
+	h_init(&a, GUID_A, 1, false, 3);
+	h_init_cfg(&b, GUID_B, 2, false, 4, &cfg);
+	lid = h_listen(&b, SID, 2);
+	for (i = 0; i < 4; i++)
+		ids[i] = h_connect(&a, &b, SID);
+	h_deliver(&a, &b);
+	got[0] = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
+	got[1] = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
+	assert_int_equal(h_events_left(&b), 0);
+	m = h_take(&b, CM_MSG_MRA); /* the third is held */
+	assert_int_equal(m.mra.remote_comm_id, ids[2]);
+	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_REQ);
+	assert_int_equal(m.mra.service_timeout, H_SVC);
+	m = h_take(&b, CM_MSG_REJ); /* the fourth is refused */
+	assert_int_equal(m.rej.remote_comm_id, ids[3]);
+	assert_int_equal(m.rej.reason, CM_REJ_NO_RESOURCES);
+	assert_int_equal(eng_counters(b.eng)->req_delivered, 2);
+	assert_int_equal(eng_counters(b.eng)->req_held, 1);
+	assert_int_equal(eng_counters(b.eng)->req_rejected_backlog, 1);
+	/* The held record is no id yet. */
+	assert_int_equal(eng_record_count(b.eng), 4);
+	/* A duplicate of the held REQ gets the MRA again. */
+	h_inject(&a, &b, &a.out[2].msg);
+	h_take(&b, CM_MSG_MRA);
+
+	/* Accepting one returns a credit: the held REQ is delivered. */
+	assert_int_equal(h_accept(&b, got[0]), 0);
+	h_take(&b, CM_MSG_REP);
+	ev = h_ev(&b, ENG_EV_REQ_RECEIVED, 0);
+	got[2] = ev.id;
+	assert_int_equal(ev.msg.req.local_comm_id, ids[2]);
+	assert_int_equal(ev.listen_id, lid);
+	assert_int_equal(h_state(&b, got[2]), ENG_STATE_MRA_REQ_SENT);
+	assert_int_equal(eng_counters(b.eng)->req_delivered, 3);
+	/* Rejecting returns one too; nothing is held any more. */
+	{
+		struct cm_rej rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+
+		assert_int_equal(eng_reject(b.eng, got[1], &rej, h_now), 0);
+	}
+	m = h_take(&b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_CONSUMER_DEFINED);
+	assert_int_equal(m.rej.message_rejected, CM_MSG_REF_REQ);
+	assert_int_equal(h_events_left(&b), 0);
+	assert_int_equal(h_accept(&b, got[2]), 0);
+	h_take(&b, CM_MSG_REP);
+	/* Now two credits are free: two new REQs are delivered at once. */
+	h_connect(&a, &b, SID);
+	h_connect(&a, &b, SID);
+	h_deliver(&a, &b);
+	h_ev(&b, ENG_EV_REQ_RECEIVED, 0);
+	h_ev(&b, ENG_EV_REQ_RECEIVED, 0);
+	assert_int_equal(h_pending(&b), 0);
+	h_fini(&a);
+	h_fini(&b);
+}
+
+static void test_listener_destroy_with_held(void **state)
+{
+	struct h_side a, b;
+	struct eng_config cfg = { .mra_service_timeout = H_SVC, .max_held = 2 };
+	uint32_t lid, got;
+	struct cm_msg m;
+
+	(void)state;
+	h_init(&a, GUID_A, 1, false, 3);
+	h_init_cfg(&b, GUID_B, 2, false, 4, &cfg);
+	lid = h_listen(&b, SID, 1);
+	h_connect(&a, &b, SID);
+	h_connect(&a, &b, SID);
+	h_deliver(&a, &b);
+	got = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
+	h_take(&b, CM_MSG_MRA);
+	assert_int_equal(eng_destroy(b.eng, lid, h_now), 0);
+	m = h_take(&b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(eng_record_count(b.eng), 1);
+	/* The delivered id is the client's own: it can still accept. */
+	assert_int_equal(h_accept(&b, got), 0);
+	h_fini(&a);
+	h_fini(&b);
+}
+
+static void test_listen_errors(void **state)
+{
+	struct h_side b;
+	uint32_t id, id2, id3;
+	struct pair p;
+
+	(void)state;
+	h_init(&b, GUID_B, 2, false, 4);
+	h_listen(&b, SID, 1);
+	assert_int_equal(eng_create_id(b.eng, 1, 0, &id), 0);
+	assert_int_equal(eng_listen(b.eng, id, SID, UINT64_MAX, 1, h_now),
+			 -EADDRINUSE);
+	assert_int_equal(eng_listen(b.eng, id, SID + 1, UINT64_MAX, 0, h_now),
+			 -EINVAL);
+	assert_int_equal(h_state(&b, id), ENG_STATE_IDLE);
+	/* Masked listener: the rdma_cm TCP port space. */
+	assert_int_equal(eng_listen(b.eng, id, 0x0000000001060000ULL,
+				    0xffffffffffff0000ULL, 4, h_now),
+			 0);
+	assert_int_equal(eng_create_id(b.eng, 1, 0, &id2), 0);
+	assert_int_equal(eng_listen(b.eng, id2, 0x0000000001060000ULL,
+				    0xffffffffffff0000ULL, 4, h_now),
+			 -EADDRINUSE);
+	assert_int_equal(eng_create_id(b.eng, 1, 0, &id3), 0);
+	h_fini(&b);
+
+	pair_init(&p, false);
+	assert_int_equal(eng_create_id(p.b.eng, 1, 0, &id), 0);
+	assert_int_equal(eng_listen(p.b.eng, id, 0x0000000001060000ULL,
+				    0xffffffffffff0000ULL, 4, h_now),
+			 0);
+	p.aid = h_connect(&p.a, &p.b, 0x0000000001064e20ULL);
+	h_deliver(&p.a, &p.b);
+	assert_int_equal(h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).listen_id, id);
+	pair_fini(&p);
+}
+
+static void test_unknown_peers(void **state)
+{
+	struct pair p;
+	struct cm_msg m, in;
+	struct eng_event ev;
+
+	(void)state;
+	pair_init(&p, false);
+	/* IBTA 12.9.8: REQ for a service nobody listens on: REJ 8. */
+	p.aid = h_connect(&p.a, &p.b, SID);
+	h_deliver(&p.a, &p.b);
+	m = h_take(&p.b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(m.rej.remote_comm_id, p.aid);
+	assert_int_equal(eng_record_count(p.b.eng), 0);
+	h_inject(&p.b, &p.a, &m);
+	ev = h_ev(&p.a, ENG_EV_REJ_RECEIVED, p.aid);
+	assert_int_equal(ev.msg.rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_IDLE);
+	assert_int_equal(eng_counters(p.b.eng)->req_no_listener, 1);
+
+	/* IBTA 12.9.6: DREQ for no connection still gets a DREP. */
+	cm_msg_init(&in, CM_MSG_DREQ, 0x77);
+	in.dreq.local_comm_id = 0x1234;
+	in.dreq.remote_comm_id = 0x5678;
+	h_inject(&p.a, &p.b, &in);
+	m = h_take(&p.b, CM_MSG_DREP);
+	assert_int_equal(m.drep.local_comm_id, 0x5678);
+	assert_int_equal(m.drep.remote_comm_id, 0x1234);
+	assert_int_equal(m.hdr.tid, 0x77);
+
+	/* A REP for no connection: REJ 6 invalid comm id. */
+	cm_msg_init(&in, CM_MSG_REP, 0x78);
+	in.rep.local_comm_id = 0x4321;
+	in.rep.remote_comm_id = 0x8765;
+	h_inject(&p.a, &p.b, &in);
+	m = h_take(&p.b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_INVALID_COMM_ID);
+	assert_int_equal(m.rej.remote_comm_id, 0x4321);
+
+	/*
+	 * An RTU for nobody: the sender believes in a connection we do not
+	 * have (our REJ was lost): REJ again, in the name it used for us.
+	 */
+	cm_msg_init(&in, CM_MSG_RTU, 1);
+	in.rtu.local_comm_id = 0x111;
+	in.rtu.remote_comm_id = 0x999;
+	h_inject(&p.a, &p.b, &in);
+	m = h_take(&p.b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_INVALID_COMM_ID);
+	assert_int_equal(m.rej.local_comm_id, 0x999);
+	assert_int_equal(m.rej.remote_comm_id, 0x111);
+	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_RTU], 1);
+
+	/* DREP, MRA, APR, REJ for nobody: counted, never answered. */
+	cm_msg_init(&in, CM_MSG_DREP, 1);
+	in.drep.remote_comm_id = 0x999;
+	h_inject(&p.a, &p.b, &in);
+	cm_msg_init(&in, CM_MSG_MRA, 1);
+	in.mra.remote_comm_id = 0x999;
+	h_inject(&p.a, &p.b, &in);
+	cm_msg_init(&in, CM_MSG_APR, 1);
+	in.apr.remote_comm_id = 0x999;
+	h_inject(&p.a, &p.b, &in);
+	cm_msg_init(&in, CM_MSG_REJ, 1);
+	in.rej.remote_comm_id = 0x999;
+	in.rej.reason = CM_REJ_CONSUMER_DEFINED;
+	h_inject(&p.a, &p.b, &in);
+	assert_int_equal(h_pending(&p.b), 0);
+	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_DREP], 1);
+	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_MRA], 1);
+	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_APR], 1);
+	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_REJ], 1);
+
+	/* The REJ answering the stray RTU ends a half-open connection. */
+	pair_fini(&p);
+	pair_init(&p, false);
+	pair_rep(&p);
+	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	h_drop(&p.b); /* the REJ is lost */
+	h_settle(&p.a, &p.b); /* b's timewait ends, the record goes */
+	assert_int_equal(eng_record_count(p.b.eng), 1);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_pump(&p.a, &p.b);
+	h_ev(&p.a, ENG_EV_REJ_RECEIVED, p.aid);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
+	pair_fini(&p);
+}
+
+/* Lesson 3: a call the state does not allow fails and changes nothing. */
+static void test_invalid_api(void **state)
+{
+	struct pair p;
+	struct cm_rej rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	struct cm_lap lap;
+	uint32_t idle;
+
+	(void)state;
+	memset(&lap, 0, sizeof(lap));
+	pair_init(&p, false);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	h_drop(&p.a);
+	assert_int_equal(h_accept(&p.a, p.aid), -EINVAL);
+	assert_int_equal(eng_reject(p.a.eng, p.aid, &rej, h_now), -EINVAL);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.a.eng, p.aid, 10, h_now), -EINVAL);
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now),
+			 -EINVAL);
+	assert_int_equal(eng_listen(p.a.eng, p.aid, 1, UINT64_MAX, 1, h_now),
+			 -EINVAL);
+	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EINVAL);
+	assert_int_equal(eng_apr(p.a.eng, p.aid, 0, h_now), -EINVAL);
+	assert_int_equal(eng_ack(p.a.eng, p.aid, h_now), -EINVAL);
+	assert_int_equal(eng_destroy(p.a.eng, 0xdeadbeef, h_now), -ENOENT);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_true(eng_next_deadline(p.a.eng) == h_now + rtx());
+	assert_true(eng_counters(p.a.eng)->unexpected_api >= 8);
+
+	assert_int_equal(eng_create_id(p.a.eng, 1, 0, &idle), 0);
+	assert_int_equal(eng_rtu(p.a.eng, idle, NULL, h_now), -EINVAL);
+	assert_int_equal(eng_disconnect(p.a.eng, idle, NULL, 0, h_now),
+			 -EINVAL);
+	{
+		struct eng_connect_param cp;
+
+		memset(&cp, 0, sizeof(cp));
+		cp.dest.port = 5; /* never declared */
+		assert_int_equal(eng_connect(p.a.eng, idle, &cp, h_now),
+				 -ENODEV);
+		assert_int_equal(h_state(&p.a, idle), ENG_STATE_IDLE);
+	}
+	pair_fini(&p);
+}
+
+static void test_sidr(void **state)
+{
+	struct pair p;
+	struct eng_sidr_param sp;
+	struct cm_sidr_rep rep;
+	struct eng_event ev;
+	uint32_t id;
+	int i;
+
+	(void)state;
+	pair_init(&p, false);
+	memset(&sp, 0, sizeof(sp));
+	sp.dest = p.b.addr;
+	sp.service_id = SID;
+	sp.timeout = H_RESP;
+	sp.max_retries = 2;
+	sp.private_data[0] = 0x42;
+	p.lid = h_listen(&p.b, SID, 8);
+	assert_int_equal(eng_create_id(p.a.eng, 9, 0, &p.aid), 0);
+	assert_int_equal(eng_sidr_req(p.a.eng, p.aid, &sp, h_now), 0);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_SIDR_REQ_SENT);
+	h_deliver(&p.a, &p.b);
+	ev = h_ev(&p.b, ENG_EV_SIDR_REQ_RECEIVED, 0);
+	p.bid = ev.id;
+	assert_int_equal(ev.listen_id, p.lid);
+	assert_int_equal(ev.msg.sidr_req.private_data[0], 0x42);
+	/* A duplicate SIDR_REQ is recognised by (request id, address). */
+	h_inject(&p.a, &p.b, &p.a.out[0].msg);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_SIDR_REQ], 1);
+	memset(&rep, 0, sizeof(rep));
+	rep.qpn = 0x77;
+	rep.qkey = 0x11111111;
+	assert_int_equal(eng_sidr_rep(p.b.eng, p.bid, &rep, h_now), 0);
+	h_deliver(&p.b, &p.a);
+	ev = h_ev(&p.a, ENG_EV_SIDR_REP_RECEIVED, p.aid);
+	assert_int_equal(ev.msg.sidr_rep.qpn, 0x77);
+	assert_int_equal(ev.msg.sidr_rep.status, CM_SIDR_SUCCESS);
+	assert_int_equal(ev.msg.sidr_rep.request_id, p.aid);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_IDLE);
+
+	/* No listener: status 1. */
+	sp.service_id = SID + 1;
+	assert_int_equal(eng_create_id(p.a.eng, 9, 0, &id), 0);
+	assert_int_equal(eng_sidr_req(p.a.eng, id, &sp, h_now), 0);
+	h_pump(&p.a, &p.b);
+	ev = h_ev(&p.a, ENG_EV_SIDR_REP_RECEIVED, id);
+	assert_int_equal(ev.msg.sidr_rep.status, CM_SIDR_UNSUPPORTED);
+
+	/* Lost: retries, then SIDR_REQ_ERROR. */
+	assert_int_equal(eng_create_id(p.a.eng, 9, 0, &id), 0);
+	assert_int_equal(eng_sidr_req(p.a.eng, id, &sp, h_now), 0);
+	for (i = 0; i <= 2; i++) {
+		h_drop(&p.a);
+		h_advance(&p.a, NULL, h_ns(H_RESP));
+	}
+	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_SIDR_REQ],
+			 2);
+	ev = h_ev(&p.a, ENG_EV_SIDR_REQ_ERROR, id);
+	assert_int_equal(ev.status, -ETIMEDOUT);
+	pair_fini(&p);
+}
+
+static void test_lap_roce(void **state)
+{
+	struct pair p;
+	struct cm_lap lap;
+	struct cm_msg in, m;
+
+	(void)state;
+	memset(&lap, 0, sizeof(lap));
+	pair_init(&p, true);
+	pair_established(&p);
+	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EOPNOTSUPP);
+	assert_int_equal(h_pending(&p.a), 0);
+	/* A peer that tries anyway is told "not supported", not ignored. */
+	cm_msg_init(&in, CM_MSG_LAP, 5);
+	in.lap.local_comm_id = p.aid;
+	in.lap.remote_comm_id = p.bid;
+	h_inject(&p.a, &p.b, &in);
+	m = h_take(&p.b, CM_MSG_APR);
+	assert_int_equal(m.apr.status, CM_APR_UNSUPPORTED);
+	assert_int_equal(m.apr.remote_comm_id, p.aid);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
+	pair_fini(&p);
+}
+
+static void test_lap_ib(void **state)
+{
+	struct pair p;
+	struct cm_lap lap;
+	struct eng_event ev;
+	int i;
+
+	(void)state;
+	memset(&lap, 0, sizeof(lap));
+	lap.alt_local_lid = 9;
+	pair_init(&p, false);
+	pair_established(&p);
+	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), 0);
+	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EINVAL);
+	h_deliver(&p.a, &p.b);
+	ev = h_ev(&p.b, ENG_EV_LAP_RECEIVED, p.bid);
+	assert_int_equal(ev.msg.lap.alt_local_lid, 9);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, h_now), 0);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, h_now),
+			 -EINVAL);
+	h_deliver(&p.b, &p.a);
+	ev = h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
+	assert_int_equal(ev.msg.apr.status, CM_APR_SUCCESS);
+	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
+
+	/* Lost LAP: retries, then LAP_ERROR; still established. */
+	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), 0);
+	for (i = 0; i <= H_RETRIES; i++) {
+		h_drop(&p.a);
+		h_advance(&p.a, NULL, rtx());
+	}
+	h_ev(&p.a, ENG_EV_LAP_ERROR, p.aid);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_ESTABLISHED);
+	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), 0);
+	pair_fini(&p);
+}
+
+static void test_destroy_owner(void **state)
+{
+	struct pair p;
+	uint32_t other;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	h_connect(&p.a, &p.b, SID + 5);
+	h_connect(&p.a, &p.b, SID + 6);
+	assert_int_equal(eng_create_id(p.a.eng, 1234, 0, &other), 0);
+	h_drop(&p.a);
+	/* h_connect's ids belong to owner 9. */
+	assert_int_equal(eng_destroy_owner(p.a.eng, 9, h_now), 3);
+	assert_int_equal(h_state(&p.a, other), ENG_STATE_IDLE);
+	assert_int_equal(h_pending(&p.a), 3);
+	assert_int_equal(eng_counters(p.a.eng)->sent[CM_MSG_DREQ], 1);
+	assert_int_equal(eng_counters(p.a.eng)->sent[CM_MSG_REJ], 2);
+	/* Passive side: the listener and its delivered id (owner 7). */
+	assert_int_equal(eng_destroy_owner(p.b.eng, 7, h_now), 2);
+	h_settle(&p.a, &p.b);
+	assert_int_equal(eng_record_count(p.a.eng), 1);
+	assert_int_equal(eng_record_count(p.b.eng), 0);
+	pair_fini(&p);
+}
+
+static void test_comm_ids(void **state)
+{
+	struct h_side s;
+	uint32_t a, b, ids[2000];
+	int i, j;
+
+	(void)state;
+	h_init(&s, GUID_A, 1, false, 1234);
+	for (i = 0; i < 2000; i++) {
+		assert_int_equal(eng_create_id(s.eng, 0, 0, &ids[i]), 0);
+		assert_int_not_equal(ids[i], 0);
+	}
+	/* Not a counter from a base: no two neighbours one apart. */
+	for (i = 1, j = 0; i < 2000; i++)
+		j += ids[i] == ids[i - 1] + 1;
+	assert_true(j < 3);
+	for (i = 0; i < 2000; i++)
+		for (j = i + 1; j < 2000; j++)
+			assert_int_not_equal(ids[i], ids[j]);
+	for (i = 0; i < 2000; i++)
+		assert_int_equal(eng_destroy(s.eng, ids[i], h_now), 0);
+	assert_int_equal(eng_record_count(s.eng), 0);
+
+	/*
+	 * After 2^32 ids the counter comes round: an id still held by a
+	 * record (here in timewait) is skipped, never handed out twice.
+	 */
+	{
+		struct pair p;
+		uint32_t before;
+
+		pair_init(&p, false);
+		before = p.a.eng->id_next;
+		reach(&p, ENG_STATE_TIMEWAIT);
+		assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+		/* p.aid was the first id a drew. */
+		p.a.eng->id_next = before;
+		assert_int_equal(eng_create_id(p.a.eng, 0, 0, &a), 0);
+		assert_int_not_equal(a, p.aid);
+		/* Once timewait is over the record is gone. */
+		h_settle(&p.a, &p.b);
+		p.a.eng->id_next = before;
+		assert_int_equal(eng_create_id(p.a.eng, 0, 0, &b), 0);
+		assert_int_equal(b, p.aid);
+		pair_fini(&p);
+	}
+	h_fini(&s);
+}
+
+/*
+ * Sized for 100,000+ connections (ENGINE_SCALE_COUNT overrides): every
+ * lookup is a hash, every deadline a heap entry. Reports memory per record.
+ */
+static void test_scale(void **state)
+{
+	const char *env = getenv("ENGINE_SCALE_COUNT");
+	size_t n = env ? strtoul(env, NULL, 0) : 100000, i;
+	struct pair p;
+	uint32_t *aids, *bids;
+
+	(void)state;
+	aids = calloc(n, sizeof(*aids));
+	bids = calloc(n, sizeof(*bids));
+	assert_non_null(aids);
+	assert_non_null(bids);
+	pair_init(&p, false);
+	p.a.compact = p.b.compact = true;
+	p.lid = h_listen(&p.b, SID, (unsigned int)n);
+	for (i = 0; i < n; i++)
+		aids[i] = h_connect(&p.a, &p.b, SID);
+	h_deliver(&p.a, &p.b);
+	for (i = 0; i < n; i++) {
+		bids[i] = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
+		assert_int_equal(h_accept(&p.b, bids[i]), 0);
+	}
+	h_deliver(&p.b, &p.a);
+	for (i = 0; i < n; i++) {
+		h_ev(&p.a, ENG_EV_REP_RECEIVED, aids[i]);
+		assert_int_equal(eng_rtu(p.a.eng, aids[i], NULL, h_now), 0);
+	}
+	h_deliver(&p.a, &p.b);
+	for (i = 0; i < n; i++)
+		h_ev(&p.b, ENG_EV_RTU_RECEIVED, bids[i]);
+	assert_int_equal(eng_record_count(p.a.eng), n);
+	assert_int_equal(eng_record_count(p.b.eng), n + 1);
+	printf("# %zu connections: %zu bytes per record + %zu per table "
+	       "slot (3 tables, load <= 1)\n",
+	       n, sizeof(struct conn), sizeof(struct conn *));
+	for (i = 0; i < n; i++)
+		assert_int_equal(
+			eng_disconnect(p.a.eng, aids[i], NULL, 0, h_now), 0);
+	h_pump(&p.a, &p.b);
+	for (i = 0; i < n; i++)
+		assert_int_equal(eng_destroy(p.a.eng, aids[i], h_now), 0);
+	/* b's clients answer the DREQs by destroying: DREP from the engine. */
+	for (i = 0; i < n; i++)
+		assert_int_equal(
+			eng_destroy(
+				p.b.eng,
+				h_ev_noack(&p.b, ENG_EV_DREQ_RECEIVED, 0).id,
+				h_now),
+			0);
+	h_settle(&p.a, &p.b);
+	assert_int_equal(eng_record_count(p.a.eng), 0);
+	assert_int_equal(eng_record_count(p.b.eng), 1);
+	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_DREQ], 0);
+	free(aids);
+	free(bids);
+	pair_fini(&p);
+}
+
+/* A failed send is counted; the retransmission timer still runs. */
+static void test_send_errors(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	p.a.fail_send = -EIO;
+	p.aid = h_connect(&p.a, &p.b, SID);
+	assert_int_equal(eng_counters(p.a.eng)->send_errors, 1);
+	assert_int_equal(eng_counters(p.a.eng)->sent[CM_MSG_REQ], 0);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
+	p.a.fail_send = 0;
+	h_advance(&p.a, &p.b, rtx());
+	h_take(&p.a, CM_MSG_REQ);
+	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_REQ], 1);
+	pair_fini(&p);
+}
+
+static char log_lines[64][512];
+static int log_n;
+
+static void log_capture(void *ctx, enum log_level level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	if (log_n < 64)
+		snprintf(log_lines[log_n++], sizeof(log_lines[0]), "%s", line);
+}
+
+static bool log_has(const char *text)
+{
+	int i;
+
+	for (i = 0; i < log_n; i++)
+		if (strstr(log_lines[i], text))
+			return true;
+	return false;
+}
+
+/* Every state change is logged "old -> new on event", with both ids. */
+static void test_log_and_unexpected(void **state)
+{
+	struct pair p;
+	struct cm_msg in;
+	char want[128];
+
+	(void)state;
+	pair_init(&p, false);
+	log_n = 0;
+	log_set_sink(log_capture, NULL);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	snprintf(want, sizeof(want),
+		 "conn %08x/00000000: IDLE -> REQ_SENT on API_CONNECT", p.aid);
+	assert_true(log_has(want));
+
+	/* An RTU in REQ_SENT: counted per (state, event), logged, dropped. */
+	cm_msg_init(&in, CM_MSG_RTU, 1);
+	in.rtu.remote_comm_id = p.aid;
+	in.rtu.local_comm_id = 0x42;
+	h_drop(&p.a);
+	h_inject(&p.b, &p.a, &in);
+	assert_int_equal(
+		p.a.eng->unexpected[ENG_STATE_REQ_SENT][CONN_EV_RX_RTU], 1);
+	assert_int_equal(eng_counters(p.a.eng)->unexpected[CM_MSG_RTU], 1);
+	assert_true(log_has("unexpected RX_RTU in REQ_SENT"));
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
+
+	/* Below the level, nothing is formatted or sent to the sink. */
+	log_n = 0;
+	log_set_level(LOG_LVL_INFO);
+	h_inject(&p.b, &p.a, &in);
+	assert_int_equal(log_n, 0);
+	h_quiet_logs();
+	pair_fini(&p);
+}
+
+static void test_bad_templates(void **state)
+{
+	struct pair p;
+	struct eng_connect_param cp;
+	struct cm_rej rej;
+	uint32_t id;
+
+	(void)state;
+	pair_init(&p, false);
+	assert_int_equal(eng_create_id(p.a.eng, 1, 0, &id), 0);
+	memset(&cp, 0, sizeof(cp));
+	cp.dest = p.b.addr;
+	cp.req.path_mtu = 0; /* IBTA 9.7.4: no such MTU */
+	assert_int_equal(eng_connect(p.a.eng, id, &cp, h_now), -EINVAL);
+	assert_int_equal(h_state(&p.a, id), ENG_STATE_IDLE);
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
+
+	pair_req(&p);
+	memset(&rej, 0, sizeof(rej));
+	assert_int_equal(eng_reject(p.b.eng, p.bid, &rej, h_now), -EINVAL);
+	rej.reason = 99;
+	assert_int_equal(eng_reject(p.b.eng, p.bid, &rej, h_now), -EINVAL);
+	rej.reason = CM_REJ_CONSUMER_DEFINED;
+	rej.ari_length = 100;
+	assert_int_equal(eng_reject(p.b.eng, p.bid, &rej, h_now), -EINVAL);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_REQ_RCVD);
+	assert_int_equal(h_pending(&p.b), 0);
+	pair_fini(&p);
+}
+
+static int walk_count(void *arg, const struct eng_conn_info *info)
+{
+	size_t *n = arg;
+
+	n[0]++;
+	n[1] += info->destroyed;
+	n[2] += info->state == ENG_STATE_ESTABLISHED;
+	n[3] += info->deadline != ENG_NO_DEADLINE;
+	return 0;
+}
+
+static void test_introspection(void **state)
+{
+	struct pair p;
+	struct eng_listen_info li;
+	size_t n[4] = { 0 };
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	assert_int_equal(eng_listen_info(p.b.eng, p.lid, &li), 0);
+	assert_int_equal(li.service_id, SID);
+	assert_int_equal(li.backlog, 8);
+	assert_int_equal(li.credits_used, 0);
+	assert_int_equal(li.delivered, 1);
+	assert_int_equal(eng_listen_info(p.b.eng, p.bid, &li), -EINVAL);
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_walk(p.a.eng, walk_count, n), 0);
+	assert_int_equal(n[0], 1); /* the DREQ_SENT tail */
+	assert_int_equal(n[1], 1);
+	assert_int_equal(n[3], 1);
+	memset(n, 0, sizeof(n));
+	assert_int_equal(eng_walk(p.b.eng, walk_count, n), 0);
+	assert_int_equal(n[0], 2);
+	assert_int_equal(n[2], 1);
+	pair_fini(&p);
+}
+
+/* Callbacks must not call back in: the engine refuses with -EBUSY. */
+static struct eng *reentry_eng;
+static int reentry_rc[3];
+
+static int reentry_send(void *ctx, const struct eng_addr *to,
+			const struct cm_msg *m)
+{
+	uint32_t id;
+
+	(void)ctx;
+	(void)to;
+	(void)m;
+	reentry_rc[0] = eng_create_id(reentry_eng, 0, 0, &id);
+	return 0;
+}
+
+static void reentry_deliver(void *ctx, const struct eng_event *ev)
+{
+	(void)ctx;
+	reentry_rc[1] = eng_ack(reentry_eng, ev->id, h_now);
+	reentry_rc[2] = eng_destroy(reentry_eng, ev->id, h_now);
+}
+
+static uint32_t reentry_random(void *ctx)
+{
+	static uint32_t x = 1;
+
+	(void)ctx;
+	return x = x * 1103515245 + 12345;
+}
+
+static void test_callback_reentry(void **state)
+{
+	struct eng_ops ops = { reentry_send, reentry_deliver, reentry_random };
+	struct eng_config cfg = { .mra_service_timeout = H_SVC };
+	struct eng_connect_param cp;
+	struct cm_msg rej;
+	uint32_t id;
+
+	(void)state;
+	reentry_eng = eng_new(&ops, NULL, &cfg);
+	assert_non_null(reentry_eng);
+	assert_int_equal(eng_port_set(reentry_eng, 1, GUID_A, false), 0);
+	assert_int_equal(eng_create_id(reentry_eng, 0, 0, &id), 0);
+	memset(&cp, 0, sizeof(cp));
+	cp.dest.port = 1;
+	cp.req.path_mtu = CM_MTU_1024;
+	assert_int_equal(eng_connect(reentry_eng, id, &cp, h_now), 0);
+	assert_int_equal(reentry_rc[0], -EBUSY);
+	cm_msg_init(&rej, CM_MSG_REJ, 1);
+	rej.rej.remote_comm_id = id;
+	rej.rej.reason = CM_REJ_CONSUMER_DEFINED;
+	eng_recv(reentry_eng, 1, &cp.dest, &rej, h_now);
+	assert_int_equal(reentry_rc[1], -EBUSY);
+	assert_int_equal(reentry_rc[2], -EBUSY);
+	assert_int_equal(eng_ack(reentry_eng, id, h_now), 0);
+	eng_free(reentry_eng);
+}
+
+struct row {
+	enum eng_state state;
+	enum conn_event ev;
+	enum eng_state next;
+	int sends; /* first MAD sent in response; -1 none; -2 not checked */
+};
+
+static struct conn *conn_of(struct h_side *s, uint32_t id)
+{
+	struct conn *c = ctab_local_find(&s->eng->by_local, id);
+
+	assert_non_null(c);
+	return c;
+}
+
+/* Produce event ev for record id of who, as the wire or a client would. */
+static void fire(struct pair *p, struct h_side *who, struct h_side *peer,
+		 uint32_t id, enum conn_event ev)
+{
+	struct conn *c = conn_of(who, id);
+	struct cm_rej rej = { .reason = CM_REJ_CONSUMER_DEFINED };
+	struct cm_msg m;
+	uint64_t peer_guid = peer->guid;
+
+	switch (ev) {
+	case CONN_EV_RX_REJ:
+	case CONN_EV_RX_REJ_STALE:
+		cm_msg_init(&m, CM_MSG_REJ, 1);
+		m.rej.local_comm_id = c->remote_id;
+		m.rej.remote_comm_id = id;
+		m.rej.reason = ev == CONN_EV_RX_REJ ? CM_REJ_CONSUMER_DEFINED :
+						      CM_REJ_STALE_CONN;
+		h_inject(peer, who, &m);
+		break;
+	case CONN_EV_STALE:
+		cm_msg_init(&m, CM_MSG_REQ, 1);
+		m.req.local_comm_id = 0x7777;
+		m.req.local_ca_guid = peer_guid;
+		m.req.local_qpn = c->remote_qpn;
+		m.req.service_id = SID;
+		m.req.path_mtu = CM_MTU_1024;
+		h_inject(peer, who, &m);
+		break;
+	case CONN_EV_RX_REQ:
+		cm_msg_init(&m, CM_MSG_REQ, 1);
+		m.req.local_comm_id = c->remote_id;
+		m.req.local_ca_guid = peer_guid;
+		m.req.local_qpn = c->remote_qpn;
+		m.req.service_id = SID;
+		m.req.path_mtu = CM_MTU_1024;
+		h_inject(peer, who, &m);
+		break;
+	case CONN_EV_RX_REP:
+		cm_msg_init(&m, CM_MSG_REP, 1);
+		m.rep.local_comm_id = c->remote_id;
+		m.rep.remote_comm_id = id;
+		m.rep.local_ca_guid = peer_guid;
+		m.rep.local_qpn = c->remote_qpn;
+		h_inject(peer, who, &m);
+		break;
+	case CONN_EV_RX_RTU:
+		cm_msg_init(&m, CM_MSG_RTU, 1);
+		m.rtu.local_comm_id = c->remote_id;
+		m.rtu.remote_comm_id = id;
+		h_inject(peer, who, &m);
+		break;
+	case CONN_EV_RX_DREQ:
+		cm_msg_init(&m, CM_MSG_DREQ, 1);
+		m.dreq.local_comm_id = c->remote_id;
+		m.dreq.remote_comm_id = id;
+		m.dreq.remote_qpn = c->local_qpn;
+		h_inject(peer, who, &m);
+		break;
+	case CONN_EV_RX_MRA_REQ:
+	case CONN_EV_RX_MRA_REP:
+	case CONN_EV_RX_MRA_LAP:
+		cm_msg_init(&m, CM_MSG_MRA, 1);
+		m.mra.local_comm_id = c->remote_id;
+		m.mra.remote_comm_id = id;
+		m.mra.message_mraed =
+			ev == CONN_EV_RX_MRA_REQ ? CM_MSG_REF_REQ :
+			ev == CONN_EV_RX_MRA_REP ? CM_MSG_REF_REP :
+						   CM_MSG_REF_OTHER;
+		m.mra.service_timeout = 15;
+		h_inject(peer, who, &m);
+		break;
+	case CONN_EV_RX_REP_STALE: {
+		/* Another record of 'who' already holds the peer's QP. */
+		uint32_t other = h_connect(who, peer, SID);
+		struct conn *o;
+		uint32_t pid;
+
+		h_deliver(who, peer);
+		pid = h_ev(peer, ENG_EV_REQ_RECEIVED, 0).id;
+		assert_int_equal(h_accept(peer, pid), 0);
+		h_deliver(peer, who);
+		h_ev(who, ENG_EV_REP_RECEIVED, other);
+		o = conn_of(who, other);
+		cm_msg_init(&m, CM_MSG_REP, 1);
+		m.rep.local_comm_id = 0x8888;
+		m.rep.remote_comm_id = id;
+		m.rep.local_ca_guid = peer_guid;
+		m.rep.local_qpn = o->remote_qpn;
+		h_inject(peer, who, &m);
+		break;
+	}
+	case CONN_EV_TIMEOUT:
+	case CONN_EV_TIMEOUT_LAST:
+		if (ev == CONN_EV_TIMEOUT_LAST)
+			c->retries_left = 0;
+		h_drop(peer);
+		h_at(who, NULL, c->deadline);
+		break;
+	case CONN_EV_API_REJECT:
+		assert_int_equal(eng_reject(who->eng, id, &rej, h_now), 0);
+		break;
+	case CONN_EV_API_MRA:
+		assert_int_equal(eng_mra(who->eng, id, 17, h_now), 0);
+		break;
+	default:
+		fail_msg("no way to fire %s", conn_event_name(ev));
+	}
+	(void)p;
+}
+
+/*
+ * The rows the scenario tests above do not reach, driven one by one
+ * through the public paths; the expected next state is written here
+ * independently of the table.
+ */
+static void test_table_rows(void **state)
+{
+	static const struct row rows[] = {
+		{ ENG_STATE_REQ_RCVD, CONN_EV_RX_REJ_STALE, ENG_STATE_IDLE,
+		  -1 },
+		{ ENG_STATE_REQ_RCVD, CONN_EV_STALE, ENG_STATE_REQ_RCVD,
+		  CM_MSG_REJ },
+		{ ENG_STATE_MRA_REQ_SENT, CONN_EV_API_REJECT, ENG_STATE_IDLE,
+		  CM_MSG_REJ },
+		{ ENG_STATE_MRA_REQ_SENT, CONN_EV_API_MRA,
+		  ENG_STATE_MRA_REQ_SENT, CM_MSG_MRA },
+		{ ENG_STATE_MRA_REQ_SENT, CONN_EV_RX_REJ_STALE, ENG_STATE_IDLE,
+		  -1 },
+		{ ENG_STATE_MRA_REQ_SENT, CONN_EV_STALE, ENG_STATE_MRA_REQ_SENT,
+		  CM_MSG_REJ },
+		{ ENG_STATE_MRA_REQ_RCVD, CONN_EV_RX_MRA_REQ,
+		  ENG_STATE_MRA_REQ_RCVD, -1 },
+		{ ENG_STATE_MRA_REQ_RCVD, CONN_EV_RX_REJ, ENG_STATE_IDLE, -1 },
+		{ ENG_STATE_MRA_REQ_RCVD, CONN_EV_RX_REJ_STALE,
+		  ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_MRA_REQ_RCVD, CONN_EV_RX_REP_STALE, ENG_STATE_IDLE,
+		  CM_MSG_REJ },
+		{ ENG_STATE_MRA_REQ_RCVD, CONN_EV_TIMEOUT,
+		  ENG_STATE_MRA_REQ_RCVD, CM_MSG_REQ },
+		{ ENG_STATE_MRA_REQ_RCVD, CONN_EV_TIMEOUT_LAST, ENG_STATE_IDLE,
+		  CM_MSG_REJ },
+		{ ENG_STATE_REP_SENT, CONN_EV_RX_REJ_STALE, ENG_STATE_TIMEWAIT,
+		  -1 },
+		{ ENG_STATE_REP_SENT, CONN_EV_RX_DREQ, ENG_STATE_DREQ_RCVD,
+		  -1 },
+		{ ENG_STATE_REP_SENT, CONN_EV_STALE, ENG_STATE_REP_SENT,
+		  CM_MSG_REJ },
+		{ ENG_STATE_REP_RCVD, CONN_EV_API_REJECT, ENG_STATE_IDLE,
+		  CM_MSG_REJ },
+		{ ENG_STATE_REP_RCVD, CONN_EV_RX_REJ, ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_REP_RCVD, CONN_EV_RX_REJ_STALE, ENG_STATE_TIMEWAIT,
+		  -1 },
+		{ ENG_STATE_REP_RCVD, CONN_EV_STALE, ENG_STATE_REP_RCVD,
+		  CM_MSG_REJ },
+		{ ENG_STATE_MRA_REP_SENT, CONN_EV_API_REJECT, ENG_STATE_IDLE,
+		  CM_MSG_REJ },
+		{ ENG_STATE_MRA_REP_SENT, CONN_EV_API_MRA,
+		  ENG_STATE_MRA_REP_SENT, CM_MSG_MRA },
+		{ ENG_STATE_MRA_REP_SENT, CONN_EV_RX_REJ_STALE,
+		  ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_MRA_REP_SENT, CONN_EV_RX_REP,
+		  ENG_STATE_MRA_REP_SENT, CM_MSG_MRA },
+		{ ENG_STATE_MRA_REP_SENT, CONN_EV_STALE, ENG_STATE_MRA_REP_SENT,
+		  CM_MSG_REJ },
+		{ ENG_STATE_MRA_REP_RCVD, CONN_EV_RX_REQ,
+		  ENG_STATE_MRA_REP_RCVD, CM_MSG_REP },
+		{ ENG_STATE_MRA_REP_RCVD, CONN_EV_RX_MRA_REP,
+		  ENG_STATE_MRA_REP_RCVD, -1 },
+		{ ENG_STATE_MRA_REP_RCVD, CONN_EV_RX_REJ, ENG_STATE_IDLE, -1 },
+		{ ENG_STATE_MRA_REP_RCVD, CONN_EV_RX_REJ_STALE,
+		  ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_MRA_REP_RCVD, CONN_EV_RX_DREQ, ENG_STATE_DREQ_RCVD,
+		  -1 },
+		{ ENG_STATE_MRA_REP_RCVD, CONN_EV_STALE, ENG_STATE_MRA_REP_RCVD,
+		  CM_MSG_REJ },
+		{ ENG_STATE_MRA_REP_RCVD, CONN_EV_TIMEOUT,
+		  ENG_STATE_MRA_REP_RCVD, CM_MSG_REP },
+		{ ENG_STATE_MRA_REP_RCVD, CONN_EV_TIMEOUT_LAST,
+		  ENG_STATE_TIMEWAIT, CM_MSG_REJ },
+		{ ENG_STATE_ESTABLISHED, CONN_EV_RX_MRA_LAP,
+		  ENG_STATE_ESTABLISHED, -1 },
+		{ ENG_STATE_ESTABLISHED, CONN_EV_RX_REJ, ENG_STATE_TIMEWAIT,
+		  -1 },
+		{ ENG_STATE_ESTABLISHED, CONN_EV_RX_REJ_STALE,
+		  ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_DREQ_SENT, CONN_EV_RX_REQ, ENG_STATE_DREQ_SENT,
+		  -1 },
+		{ ENG_STATE_DREQ_SENT, CONN_EV_RX_REJ, ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_DREQ_SENT, CONN_EV_RX_REJ_STALE, ENG_STATE_TIMEWAIT,
+		  -1 },
+		{ ENG_STATE_DREQ_SENT, CONN_EV_RX_REP, ENG_STATE_DREQ_SENT,
+		  -1 },
+		{ ENG_STATE_DREQ_SENT, CONN_EV_RX_RTU, ENG_STATE_DREQ_SENT,
+		  -1 },
+		{ ENG_STATE_DREQ_SENT, CONN_EV_STALE, ENG_STATE_DREQ_SENT,
+		  CM_MSG_REJ },
+		{ ENG_STATE_DREQ_RCVD, CONN_EV_RX_REQ, ENG_STATE_DREQ_RCVD,
+		  -1 },
+		{ ENG_STATE_DREQ_RCVD, CONN_EV_RX_REJ, ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_DREQ_RCVD, CONN_EV_RX_REJ_STALE, ENG_STATE_TIMEWAIT,
+		  -1 },
+		{ ENG_STATE_DREQ_RCVD, CONN_EV_RX_REP, ENG_STATE_DREQ_RCVD,
+		  -1 },
+		{ ENG_STATE_DREQ_RCVD, CONN_EV_RX_RTU, ENG_STATE_DREQ_RCVD,
+		  -1 },
+		{ ENG_STATE_DREQ_RCVD, CONN_EV_STALE, ENG_STATE_DREQ_RCVD,
+		  CM_MSG_REJ },
+		{ ENG_STATE_TIMEWAIT, CONN_EV_RX_REJ, ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_TIMEWAIT, CONN_EV_RX_REJ_STALE, ENG_STATE_TIMEWAIT,
+		  -1 },
+		{ ENG_STATE_TIMEWAIT, CONN_EV_RX_REP, ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_TIMEWAIT, CONN_EV_RX_RTU, ENG_STATE_TIMEWAIT, -1 },
+		{ ENG_STATE_TIMEWAIT, CONN_EV_STALE, ENG_STATE_TIMEWAIT,
+		  CM_MSG_REJ },
+		{ ENG_STATE_ESTABLISHED, CONN_EV_RX_RTU, ENG_STATE_ESTABLISHED,
+		  -1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct pair p;
+		struct h_side *who, *peer;
+		uint32_t id;
+		bool on_b;
+		uint64_t hits;
+
+		pair_init(&p, false);
+		reach(&p, r->state);
+		switch (r->state) {
+		case ENG_STATE_REQ_RCVD:
+		case ENG_STATE_MRA_REQ_SENT:
+		case ENG_STATE_REP_SENT:
+		case ENG_STATE_MRA_REP_RCVD:
+		case ENG_STATE_DREQ_RCVD:
+			on_b = true;
+			break;
+		default:
+			on_b = r->state == ENG_STATE_ESTABLISHED &&
+			       r->ev == CONN_EV_RX_RTU;
+			break;
+		}
+		who = on_b ? &p.b : &p.a;
+		peer = on_b ? &p.a : &p.b;
+		id = on_b ? p.bid : p.aid;
+		assert_int_equal(h_state(who, id), r->state);
+		h_drop(who);
+		hits = who->eng->hits[r->state][r->ev];
+		fire(&p, who, peer, id, r->ev);
+		if (who->eng->hits[r->state][r->ev] != hits + 1)
+			fail_msg("row %zu: %s x %s not driven", i,
+				 eng_state_name(r->state),
+				 conn_event_name(r->ev));
+		if (h_state(who, id) != r->next)
+			fail_msg("row %zu: %s x %s -> %s, want %s", i,
+				 eng_state_name(r->state),
+				 conn_event_name(r->ev),
+				 eng_state_name(h_state(who, id)),
+				 eng_state_name(r->next));
+		if (r->sends == -1 && h_pending(who))
+			fail_msg(
+				"row %zu: sent %s", i,
+				cm_msg_type_name(who->out[who->next].msg.type));
+		else if (r->sends >= 0)
+			h_take(who, (enum cm_msg_type)r->sends);
+		h_settle(&p.a, &p.b);
+		pair_fini(&p);
+	}
+}
+
+/* Runs last: every filled cell of the table was driven by some test. */
+static void test_table_coverage(void **state)
+{
+	int cells = conn_table_cells(), missed = 0, s, e;
+
+	(void)state;
+	printf("# state table: %d states x %d events, %d cells filled\n",
+	       ENG_STATE__COUNT, CONN_EV__COUNT, cells);
+	for (s = 0; s < ENG_STATE__COUNT; s++)
+		for (e = 0; e < CONN_EV__COUNT; e++)
+			if (conn_table_cell(s, e) && !h_hits[s][e]) {
+				printf("# not driven: %s x %s\n",
+				       eng_state_name(s), conn_event_name(e));
+				missed++;
+			}
+	assert_true(cells > 100);
+	assert_int_equal(missed, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_happy_path),
+		cmocka_unit_test(test_lost_req),
+		cmocka_unit_test(test_lost_rep_once),
+		cmocka_unit_test(test_lost_rep_always),
+		cmocka_unit_test(test_lost_rtu),
+		cmocka_unit_test(test_lost_dreq),
+		cmocka_unit_test(test_lost_drep),
+		cmocka_unit_test(test_mra_passive_slow),
+		cmocka_unit_test(test_mra_active_slow),
+		cmocka_unit_test(test_mra_api),
+		cmocka_unit_test(test_dup_req_each_state),
+		cmocka_unit_test(test_stale_req),
+		cmocka_unit_test(test_stale_rep),
+		cmocka_unit_test(test_dreq_collision),
+		cmocka_unit_test(test_rej_racing_req),
+		cmocka_unit_test(test_destroy_every_state),
+		cmocka_unit_test(test_lost_rej_of_rep),
+		cmocka_unit_test(test_timewait_exit_destroyed),
+		cmocka_unit_test(test_credits),
+		cmocka_unit_test(test_listener_destroy_with_held),
+		cmocka_unit_test(test_listen_errors),
+		cmocka_unit_test(test_unknown_peers),
+		cmocka_unit_test(test_invalid_api),
+		cmocka_unit_test(test_sidr),
+		cmocka_unit_test(test_lap_roce),
+		cmocka_unit_test(test_lap_ib),
+		cmocka_unit_test(test_destroy_owner),
+		cmocka_unit_test(test_comm_ids),
+		cmocka_unit_test(test_send_errors),
+		cmocka_unit_test(test_log_and_unexpected),
+		cmocka_unit_test(test_bad_templates),
+		cmocka_unit_test(test_introspection),
+		cmocka_unit_test(test_callback_reentry),
+		cmocka_unit_test(test_scale),
+		cmocka_unit_test(test_table_rows),
+		cmocka_unit_test(test_table_coverage),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
