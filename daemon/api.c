@@ -320,8 +320,14 @@ static int do_ack(struct cmd *cmd, struct api_id *a,
 static int do_query(struct cmd *cmd, struct api_id *a,
 		    struct cmp_query_id_reply *r)
 {
+	struct eng_listen_info li;
+
 	r->info = a->info;
 	r->info.state = (uint8_t)state_of(cmd, a->id);
+	if (a->listener && !eng_listen_info(cmd->eng, a->id, &li)) {
+		r->info.credits_in_use = li.credits_used;
+		r->info.held_reqs = li.held;
+	}
 	return 0;
 }
 
@@ -334,7 +340,8 @@ static int do_list(struct cmd *cmd, struct srv_client *c,
 		   const struct cmp_list *r, struct cmp_list_reply *out)
 {
 	size_t pos = (size_t)r->cursor;
-	struct api_id *a;
+	struct eng_listen_info li;
+	struct api_id *a = NULL;
 
 	while (out->count < CMP_LIST_BATCH_MAX &&
 	       (a = hmap_next(&cmd->ids, &pos, NULL))) {
@@ -356,6 +363,8 @@ static int do_list(struct cmd *cmd, struct srv_client *c,
 		e->owner_pid = (uint32_t)srv_client_pid(a->client);
 		e->owner_uid = (uint32_t)srv_client_uid(a->client);
 		e->backlog = a->info.backlog;
+		if (a->listener && !eng_listen_info(cmd->eng, a->id, &li))
+			e->credits_in_use = li.credits_used;
 		memcpy(e->remote_gid, a->info.path.remote_gid, CM_GID_SIZE);
 		out->count++;
 	}
