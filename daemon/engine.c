@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine's entry points (cm_engine.h): they find the id, turn the call
+ * into a table event and hand it to conn_event(). Nothing here decides
+ * protocol; that is conn.c's table.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "log.h"
+
+struct eng *eng_new(const struct eng_ops *ops, void *ctx,
+		    const struct eng_config *cfg)
+{
+	struct eng *eng = calloc(1, sizeof(*eng));
+
+	if (!eng)
+		return NULL;
+	eng->ops = *ops;
+	eng->ctx = ctx;
+	eng->cfg = *cfg;
+	LIST_INIT(&eng->all);
+	if (ctab_init(&eng->by_local) || ctab_init(&eng->by_rid) ||
+	    ctab_init(&eng->by_rqpn) || ltab_init(&eng->listeners)) {
+		ctab_fini(&eng->by_local);
+		ctab_fini(&eng->by_rid);
+		ctab_fini(&eng->by_rqpn);
+		free(eng);
+		return NULL;
+	}
+	conn_ids_init(eng);
+	return eng;
+}
+
+void eng_free(struct eng *eng)
+{
+	struct conn *c;
+
+	if (!eng)
+		return;
+	while ((c = LIST_FIRST(&eng->all))) {
+		LIST_REMOVE(c, all_link);
+		evq_clear(c);
+		free(c->held_req);
+		free(c);
+	}
+	ctab_fini(&eng->by_local);
+	ctab_fini(&eng->by_rid);
+	ctab_fini(&eng->by_rqpn);
+	ltab_fini(&eng->listeners);
+	free(eng->heap);
+	free(eng);
+}
+
+int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce)
+{
+	if (port >= ENG_MAX_PORTS)
+		return -EINVAL;
+	eng->ports[port].valid = true;
+	eng->ports[port].ca_guid = ca_guid;
+	eng->ports[port].roce = roce;
+	return 0;
+}
+
+void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,
+	      const struct cm_msg *msg, uint64_t now)
+{
+	if (eng->busy || (unsigned int)msg->type >= CM_MSG__COUNT) {
+		log_err("eng_recv: %s", eng->busy ? "called from a callback" :
+						    "bad message type");
+		return;
+	}
+	cnt_received(eng, msg->type);
+	rx_dispatch(eng, port, from, msg, now);
+}
+
+uint64_t eng_next_deadline(const struct eng *eng)
+{
+	return timer_next(eng);
+}
+
+void eng_run_timers(struct eng *eng, uint64_t now)
+{
+	enum conn_timer kind;
+	enum conn_event ev = CONN_EV_TIMEOUT;
+	struct conn *c;
+
+	if (eng->busy)
+		return;
+	while ((c = timer_pop_due(eng, now, &kind))) {
+		struct conn_ctx x = { .now = now };
+
+		switch (kind) {
+		case CONN_TIMER_RETRANSMIT:
+			ev = c->retries_left ? CONN_EV_TIMEOUT :
+					       CONN_EV_TIMEOUT_LAST;
+			break;
+		case CONN_TIMER_MRA_DUE:
+			ev = CONN_EV_MRA_DUE;
+			break;
+		case CONN_TIMER_TIMEWAIT:
+			ev = CONN_EV_TIMEWAIT_DONE;
+			break;
+		case CONN_TIMER_NONE:
+			continue;
+		}
+		conn_event(c, ev, &x);
+	}
+}
+
+/* The id as a client sees it: destroyed and held records are not ids. */
+static struct conn *eng_find(const struct eng *eng, uint32_t id)
+{
+	struct conn *c = ctab_local_find(&eng->by_local, id);
+
+	if (!c || c->destroyed || c->held)
+		return NULL;
+	return c;
+}
+
+static int eng_call(struct eng *eng, uint32_t id, enum conn_event ev,
+		    struct conn_ctx *x)
+{
+	struct conn *c;
+
+	if (eng->busy)
+		return -EBUSY;
+	c = eng_find(eng, id);
+	if (!c)
+		return -ENOENT;
+	return conn_event(c, ev, x);
+}
+
+int eng_create_id(struct eng *eng, uint64_t owner, uint64_t context,
+		  uint32_t *id)
+{
+	struct conn *c;
+
+	if (eng->busy)
+		return -EBUSY;
+	c = conn_new(eng);
+	if (!c)
+		return -ENOMEM;
+	c->owner = owner;
+	c->context = context;
+	*id = c->local_id;
+	return 0;
+}
+
+int eng_set_context(struct eng *eng, uint32_t id, uint64_t context)
+{
+	struct conn *c = eng_find(eng, id);
+
+	if (!c)
+		return -ENOENT;
+	c->context = context;
+	return 0;
+}
+
+int eng_ack(struct eng *eng, uint32_t id, uint64_t now)
+{
+	struct conn *c;
+
+	if (eng->busy)
+		return -EBUSY;
+	c = eng_find(eng, id);
+	if (!c)
+		return -ENOENT;
+	(void)now;
+	return evq_ack(c);
+}
+
+int eng_destroy(struct eng *eng, uint32_t id, uint64_t now)
+{
+	struct conn_ctx x = { .now = now };
+
+	return eng_call(eng, id, CONN_EV_API_DESTROY, &x);
+}
+
+int eng_destroy_owner(struct eng *eng, uint64_t owner, uint64_t now)
+{
+	uint32_t *ids;
+	size_t n = 0, i;
+	struct conn *c;
+	int done = 0;
+
+	if (eng->busy)
+		return -EBUSY;
+	/*
+	 * Collect first: destroying a listener frees its held records, so
+	 * walking the list while destroying would step on freed memory.
+	 */
+	ids = malloc((eng->nconn + 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	LIST_FOREACH(c, &eng->all, all_link)
+	{
+		if (c->owner == owner && !c->destroyed && !c->held)
+			ids[n++] = c->local_id;
+	}
+	for (i = 0; i < n; i++)
+		done += eng_destroy(eng, ids[i], now) == 0;
+	free(ids);
+	return done;
+}
+
+int eng_listen(struct eng *eng, uint32_t id, uint64_t service_id, uint64_t mask,
+	       unsigned int backlog, uint64_t now)
+{
+	struct conn_ctx x = { .now = now,
+			      .service_id = service_id,
+			      .mask = mask,
+			      .backlog = backlog };
+
+	return eng_call(eng, id, CONN_EV_API_LISTEN, &x);
+}
+
+int eng_connect(struct eng *eng, uint32_t id, struct eng_connect_param *p,
+		uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .connect = p };
+
+	return eng_call(eng, id, CONN_EV_API_CONNECT, &x);
+}
+
+int eng_accept(struct eng *eng, uint32_t id, struct cm_rep *rep, uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .rep = rep };
+
+	return eng_call(eng, id, CONN_EV_API_ACCEPT, &x);
+}
+
+int eng_reject(struct eng *eng, uint32_t id, const struct cm_rej *rej,
+	       uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .rej = rej };
+
+	return eng_call(eng, id, CONN_EV_API_REJECT, &x);
+}
+
+int eng_rtu(struct eng *eng, uint32_t id, const struct cm_rtu *rtu,
+	    uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .rtu = rtu };
+
+	return eng_call(eng, id, CONN_EV_API_RTU, &x);
+}
+
+int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout, uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .u8 = service_timeout };
+
+	if (service_timeout > 31)
+		return -EINVAL;
+	return eng_call(eng, id, CONN_EV_API_MRA, &x);
+}
+
+int eng_disconnect(struct eng *eng, uint32_t id, const uint8_t *pd,
+		   size_t pd_len, uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .pd = pd, .pd_len = pd_len };
+
+	return eng_call(eng, id, CONN_EV_API_DISCONNECT, &x);
+}
+
+int eng_lap(struct eng *eng, uint32_t id, const struct cm_lap *lap,
+	    uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .lap = lap };
+
+	return eng_call(eng, id, CONN_EV_API_LAP, &x);
+}
+
+int eng_apr(struct eng *eng, uint32_t id, uint8_t status, uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .u8 = status };
+
+	if (status > CM_APR_STATUS_MAX)
+		return -EINVAL;
+	return eng_call(eng, id, CONN_EV_API_APR, &x);
+}
+
+int eng_sidr_req(struct eng *eng, uint32_t id, const struct eng_sidr_param *p,
+		 uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .sidr = p };
+
+	return eng_call(eng, id, CONN_EV_API_SIDR_REQ, &x);
+}
+
+int eng_sidr_rep(struct eng *eng, uint32_t id, const struct cm_sidr_rep *rep,
+		 uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .sidr_rep = rep };
+
+	if (rep->status > CM_SIDR_STATUS_MAX)
+		return -EINVAL;
+	return eng_call(eng, id, CONN_EV_API_SIDR_REP, &x);
+}
+
+int eng_id_state(const struct eng *eng, uint32_t id, enum eng_state *state)
+{
+	struct conn *c = eng_find(eng, id);
+
+	if (!c)
+		return -ENOENT;
+	*state = c->state;
+	return 0;
+}
+
+size_t eng_record_count(const struct eng *eng)
+{
+	return eng->nconn;
+}
+
+int eng_walk(const struct eng *eng,
+	     int (*fn)(void *arg, const struct eng_conn_info *info), void *arg)
+{
+	struct eng_conn_info info;
+	struct evq_item *it;
+	struct conn *c;
+	int ret;
+
+	LIST_FOREACH(c, &eng->all, all_link)
+	{
+		memset(&info, 0, sizeof(info));
+		info.id = c->local_id;
+		info.remote_id = c->remote_id;
+		info.remote_guid = c->remote_guid;
+		info.local_qpn = c->local_qpn;
+		info.remote_qpn = c->remote_qpn;
+		info.service_id = c->service_id;
+		info.owner = c->owner;
+		info.state = c->state;
+		info.lap = c->lap;
+		info.active = c->active;
+		info.destroyed = c->destroyed;
+		info.held = c->held;
+		info.unacked = c->evq.unacked;
+		STAILQ_FOREACH(it, &c->evq.items, link)
+		info.queued++;
+		if (info.unacked)
+			info.queued--;
+		info.deadline = c->timer != CONN_TIMER_NONE ? c->deadline :
+							      ENG_NO_DEADLINE;
+		ret = fn(arg, &info);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int eng_listen_info(const struct eng *eng, uint32_t id,
+		    struct eng_listen_info *info)
+{
+	struct conn *c = eng_find(eng, id);
+	struct listener *l;
+
+	if (!c)
+		return -ENOENT;
+	l = c->lis;
+	if (c->state != ENG_STATE_LISTEN || !l)
+		return -EINVAL;
+	info->service_id = l->service_id;
+	info->mask = l->mask;
+	info->backlog = l->backlog;
+	info->credits_used = l->used;
+	info->held = l->nheld;
+	info->delivered = l->delivered;
+	info->held_total = l->held_total;
+	info->rejected_backlog = l->rejected_backlog;
+	return 0;
+}
