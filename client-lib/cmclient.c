@@ -1,0 +1,1533 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libcmclient: channel, ids, requests and events over the cmd daemon's
+ * socket (proto/cmp.h is the contract; cmclient.h the public API).
+ *
+ * The shape of it: one non-blocking SOCK_SEQPACKET socket; every request
+ * is sent and then the socket is read until the reply with the same
+ * sequence number comes, queueing each event read on the way. Events live
+ * in one FIFO, so cmc_get_event() and cmc_get_event_id() can take from it
+ * in any order without reordering what stays. Anything the daemon sends
+ * that the contract does not allow kills the channel with a sticky error,
+ * because after one bad datagram no later reply can be trusted to answer
+ * the request it seems to answer.
+ *
+ * Lifetimes are reference counts so that "ack after destroy" and "ack
+ * after close" are harmless: an event holds its id, its listener and its
+ * channel; an id holds nothing.
+ */
+#include "cmclient.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmp.h"
+
+#define CMC_EXPORT __attribute__((visibility("default")))
+
+#define container_of(ptr, type, member)                                        \
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/*
+ * The public event bodies and info structs are the wire layout under
+ * public names, so they are copied whole; these pin that they stay so.
+ */
+#define CMC_SAME(pub, wire)                                                    \
+	_Static_assert(sizeof(struct pub) == sizeof(struct wire),              \
+		       #pub " matches " #wire)
+#define CMC_SAME_OFF(pub, pm, wire, wm)                                        \
+	_Static_assert(offsetof(struct pub, pm) == offsetof(struct wire, wm),  \
+		       #pub "." #pm " matches " #wire)
+CMC_SAME(cmc_path, cmp_path);
+CMC_SAME_OFF(cmc_path, port_num, cmp_path, port_num);
+CMC_SAME_OFF(cmc_path, local_ack_timeout, cmp_path, local_ack_timeout);
+CMC_SAME_OFF(cmc_path, packet_life_time, cmp_path, packet_life_time);
+CMC_SAME_OFF(cmc_path, local_gid, cmp_path, local_gid);
+CMC_SAME_OFF(cmc_path, dev_name, cmp_path, dev_name);
+CMC_SAME(cmc_ev_req, cmp_ev_req);
+CMC_SAME_OFF(cmc_ev_req, qp_type, cmp_ev_req, qp_type);
+CMC_SAME_OFF(cmc_ev_req, private_data_len, cmp_ev_req, private_data_len);
+CMC_SAME_OFF(cmc_ev_req, path, cmp_ev_req, path);
+CMC_SAME_OFF(cmc_ev_req, private_data, cmp_ev_req, private_data);
+CMC_SAME(cmc_ev_rep, cmp_ev_rep);
+CMC_SAME_OFF(cmc_ev_rep, srq, cmp_ev_rep, srq);
+CMC_SAME_OFF(cmc_ev_rep, path, cmp_ev_rep, path);
+CMC_SAME_OFF(cmc_ev_rep, private_data, cmp_ev_rep, private_data);
+CMC_SAME(cmc_ev_established, cmp_ev_established);
+CMC_SAME(cmc_ev_rej, cmp_ev_rej);
+CMC_SAME_OFF(cmc_ev_rej, ari, cmp_ev_rej, ari);
+CMC_SAME_OFF(cmc_ev_rej, private_data, cmp_ev_rej, private_data);
+CMC_SAME(cmc_ev_connect_error, cmp_ev_connect_error);
+CMC_SAME(cmc_ev_mra, cmp_ev_mra);
+CMC_SAME_OFF(cmc_ev_mra, msg, cmp_ev_mra, msg);
+CMC_SAME(cmc_ev_dreq, cmp_ev_dreq);
+CMC_SAME(cmc_ev_drep, cmp_ev_drep);
+CMC_SAME(cmc_ev_lap, cmp_ev_lap);
+CMC_SAME_OFF(cmc_ev_lap, private_data, cmp_ev_lap, private_data);
+CMC_SAME(cmc_ev_apr, cmp_ev_apr);
+CMC_SAME_OFF(cmc_ev_apr, info, cmp_ev_apr, info);
+CMC_SAME_OFF(cmc_ev_apr, private_data, cmp_ev_apr, private_data);
+CMC_SAME(cmc_ev_sidr_req, cmp_ev_sidr_req);
+CMC_SAME_OFF(cmc_ev_sidr_req, service_id, cmp_ev_sidr_req, service_id);
+CMC_SAME_OFF(cmc_ev_sidr_req, path, cmp_ev_sidr_req, path);
+CMC_SAME(cmc_ev_sidr_rep, cmp_ev_sidr_rep);
+CMC_SAME_OFF(cmc_ev_sidr_rep, path, cmp_ev_sidr_rep, path);
+CMC_SAME(cmc_ev_port, cmp_ev_port);
+CMC_SAME_OFF(cmc_ev_port, dev_name, cmp_ev_port, dev_name);
+CMC_SAME(cmc_id_info, cmp_id_info);
+CMC_SAME_OFF(cmc_id_info, local_comm_id, cmp_id_info, local_comm_id);
+CMC_SAME_OFF(cmc_id_info, held_reqs, cmp_id_info, held_reqs);
+CMC_SAME_OFF(cmc_id_info, state, cmp_id_info, state);
+CMC_SAME_OFF(cmc_id_info, remote_cm_response_timeout, cmp_id_info,
+	     remote_cm_response_timeout);
+CMC_SAME_OFF(cmc_id_info, path, cmp_id_info, path);
+CMC_SAME_OFF(cmc_id_info, alt_path, cmp_id_info, alt_path);
+CMC_SAME(cmc_list_entry, cmp_list_entry);
+CMC_SAME_OFF(cmc_list_entry, owner_pid, cmp_list_entry, owner_pid);
+CMC_SAME_OFF(cmc_list_entry, remote_gid, cmp_list_entry, remote_gid);
+CMC_SAME(cmc_counter, cmp_counter);
+_Static_assert(sizeof(((struct cmc_event *)0)->u) ==
+		       sizeof(struct cmp_ev_sidr_req),
+	       "public event union as large as the largest body");
+_Static_assert(CMC_REQ_PRIVATE_DATA_SIZE == CM_REQ_PRIVATE_DATA_SIZE &&
+		       CMC_REP_PRIVATE_DATA_SIZE == CM_REP_PRIVATE_DATA_SIZE &&
+		       CMC_REJ_PRIVATE_DATA_SIZE == CM_REJ_PRIVATE_DATA_SIZE &&
+		       CMC_REJ_ARI_SIZE == CM_REJ_ARI_SIZE &&
+		       CMC_RTU_PRIVATE_DATA_SIZE == CM_RTU_PRIVATE_DATA_SIZE &&
+		       CMC_MRA_PRIVATE_DATA_SIZE == CM_MRA_PRIVATE_DATA_SIZE &&
+		       CMC_DREQ_PRIVATE_DATA_SIZE ==
+			       CM_DREQ_PRIVATE_DATA_SIZE &&
+		       CMC_LAP_PRIVATE_DATA_SIZE == CM_LAP_PRIVATE_DATA_SIZE &&
+		       CMC_APR_PRIVATE_DATA_SIZE == CM_APR_PRIVATE_DATA_SIZE &&
+		       CMC_APR_INFO_SIZE == CM_APR_INFO_SIZE &&
+		       CMC_SIDR_REQ_PRIVATE_DATA_SIZE ==
+			       CM_SIDR_REQ_PRIVATE_DATA_SIZE &&
+		       CMC_SIDR_REP_PRIVATE_DATA_SIZE ==
+			       CM_SIDR_REP_PRIVATE_DATA_SIZE &&
+		       CMC_LIST_BATCH_MAX == CMP_LIST_BATCH_MAX &&
+		       CMC_COUNTERS_BATCH_MAX == CMP_COUNTERS_BATCH_MAX &&
+		       CMC_DEV_NAME_SIZE == CMP_DEV_NAME_SIZE &&
+		       CMC_NAME_MAX + 1 == CMP_CLIENT_NAME_SIZE,
+	       "public limits are the protocol's");
+_Static_assert((int)CMC_EVENT_DEVICE_REMOVAL == (int)CMP_EVENT_MAX &&
+		       (int)CMC_STATE_SIDR_REQ_RCVD == (int)CMP_STATE_MAX &&
+		       (int)CMC_QP_UD == (int)CMP_QP_TYPE_UD &&
+		       (int)CMC_AF_LID == (int)CMP_AF_LID &&
+		       (int)CMC_SEL_GID == (int)CMP_SEL_GID &&
+		       (int)CMC_PATH_LOCAL_ACK_TIMEOUT ==
+			       (int)CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT &&
+		       (int)CMC_COUNTERS_CLIENT ==
+			       (int)CMP_COUNTER_SCOPE_CLIENT,
+	       "public enums are the protocol's numbers");
+
+/* One event, from the moment it is read until it is acked. */
+struct cmc_ev_item {
+	struct cmc_event ev;
+	struct cmc_channel *ch;
+	uint32_t seq; /* the id's event sequence number, for ACK_EVENT */
+	bool queued;
+	struct cmc_ev_item *prev, *next; /* in the channel's queue */
+};
+
+struct cmc_id {
+	struct cmc_channel *ch;
+	uint32_t num;
+	void *context;
+	/* One for the application's handle, one per event naming it. */
+	unsigned int refs;
+	/* Destroyed (or its channel closed): the handle is gone. */
+	bool dead;
+	/* DESTROY_ID is in flight: events read meanwhile are dropped. */
+	bool destroying;
+	/* The negotiated values, for the QP helpers; path_ok says whether
+	 * info.path is loaded. */
+	bool path_ok;
+	struct cmc_path lap_path; /* proposed by cmc_lap() or a LAP */
+	struct cmc_id_info info;
+	struct cmc_id *hnext;
+};
+
+struct cmc_channel {
+	int sock;
+	int epfd;
+	int evfd;
+	bool evfd_armed;
+	bool closed;
+	/* Sticky: once set, every call needing the daemon returns it. */
+	int err;
+	/* One for the open channel, one per event not yet freed. */
+	unsigned int refs;
+	uint32_t seq;
+	uint16_t version;
+	int req_timeout;
+	struct cmc_daemon_info dinfo;
+	/* Events read and not yet returned, oldest first. */
+	struct cmc_ev_item *head, *tail;
+	unsigned int nqueued;
+	unsigned long dropped; /* events of destroyed or unknown ids */
+	struct cmc_id **buckets;
+	unsigned int nbuckets;
+	unsigned int nids;
+	struct cmp_msg tx;
+	struct cmp_msg rx;
+	uint8_t buf[CMP_MSG_MAX + 1];
+};
+
+/* ------------------------------------------------------------------ */
+/* Time */
+
+static int64_t cmc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t cmc_deadline(int timeout_ms)
+{
+	return timeout_ms < 0 ? -1 : cmc_now_ms() + timeout_ms;
+}
+
+/* What is left of a deadline, as poll() wants it. */
+static int cmc_remaining(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - cmc_now_ms();
+	if (left <= 0)
+		return 0;
+	return left > 0x7fffffff ? 0x7fffffff : (int)left;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ids and the id table */
+
+static unsigned int cmc_hash(uint32_t num, unsigned int nbuckets)
+{
+	return (num * 2654435761u) & (nbuckets - 1);
+}
+
+static struct cmc_id *cmc_id_lookup(struct cmc_channel *ch, uint32_t num)
+{
+	struct cmc_id *id;
+
+	if (!ch->buckets)
+		return NULL;
+	for (id = ch->buckets[cmc_hash(num, ch->nbuckets)]; id; id = id->hnext)
+		if (id->num == num)
+			return id;
+	return NULL;
+}
+
+static int cmc_table_grow(struct cmc_channel *ch)
+{
+	unsigned int n = ch->nbuckets ? ch->nbuckets * 2 : 64;
+	struct cmc_id **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < ch->nbuckets; i++) {
+		struct cmc_id *id = ch->buckets[i], *next;
+
+		for (; id; id = next) {
+			unsigned int h = cmc_hash(id->num, n);
+
+			next = id->hnext;
+			id->hnext = b[h];
+			b[h] = id;
+		}
+	}
+	free(ch->buckets);
+	ch->buckets = b;
+	ch->nbuckets = n;
+	return 0;
+}
+
+static struct cmc_id *cmc_id_new(struct cmc_channel *ch, uint32_t num,
+				 void *context, uint8_t qp_type)
+{
+	struct cmc_id *id;
+	unsigned int h;
+
+	if (ch->nids >= ch->nbuckets && cmc_table_grow(ch))
+		return NULL;
+	id = calloc(1, sizeof(*id));
+	if (!id)
+		return NULL;
+	id->ch = ch;
+	id->num = num;
+	id->context = context;
+	id->refs = 1;
+	id->info.id = num;
+	id->info.qp_type = qp_type;
+	id->info.context = (uint64_t)(uintptr_t)context;
+	h = cmc_hash(num, ch->nbuckets);
+	id->hnext = ch->buckets[h];
+	ch->buckets[h] = id;
+	ch->nids++;
+	return id;
+}
+
+static void cmc_id_put(struct cmc_id *id)
+{
+	if (id && --id->refs == 0)
+		free(id);
+}
+
+static void cmc_id_unlink(struct cmc_id *id)
+{
+	struct cmc_channel *ch = id->ch;
+	struct cmc_id **pp = &ch->buckets[cmc_hash(id->num, ch->nbuckets)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == id) {
+			*pp = id->hnext;
+			ch->nids--;
+			break;
+		}
+	}
+	id->hnext = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The channel's lifetime, its error and its event queue */
+
+static void cmc_ch_put(struct cmc_channel *ch)
+{
+	if (--ch->refs == 0)
+		free(ch);
+}
+
+static int cmc_fail(struct cmc_channel *ch, int err)
+{
+	if (!ch->err)
+		ch->err = err;
+	return ch->err;
+}
+
+/*
+ * Keep the eventfd readable exactly while the queue holds events, so the
+ * epoll fd the application polls is readable then too.
+ */
+static void cmc_queue_signal(struct cmc_channel *ch)
+{
+	uint64_t v = 1;
+	ssize_t r;
+
+	if (ch->nqueued && !ch->evfd_armed) {
+		r = write(ch->evfd, &v, sizeof(v));
+		ch->evfd_armed = r == sizeof(v);
+	} else if (!ch->nqueued && ch->evfd_armed) {
+		r = read(ch->evfd, &v, sizeof(v));
+		(void)r;
+		ch->evfd_armed = false;
+	}
+}
+
+static void cmc_item_free(struct cmc_ev_item *it)
+{
+	struct cmc_channel *ch = it->ch;
+
+	cmc_id_put(it->ev.id);
+	cmc_id_put(it->ev.listen_id);
+	free(it);
+	cmc_ch_put(ch);
+}
+
+static void cmc_dequeue(struct cmc_channel *ch, struct cmc_ev_item *it)
+{
+	if (it->prev)
+		it->prev->next = it->next;
+	else
+		ch->head = it->next;
+	if (it->next)
+		it->next->prev = it->prev;
+	else
+		ch->tail = it->prev;
+	it->prev = it->next = NULL;
+	it->queued = false;
+	ch->nqueued--;
+	cmc_queue_signal(ch);
+}
+
+/*
+ * Drop every queued event of id: destroy is final. Queued requests that
+ * id listened for stay (they are new ids' events) but forget it.
+ */
+static void cmc_purge_id(struct cmc_channel *ch, struct cmc_id *id)
+{
+	struct cmc_ev_item *it, *next;
+
+	for (it = ch->head; it; it = next) {
+		next = it->next;
+		if (it->ev.listen_id == id) {
+			it->ev.listen_id = NULL;
+			cmc_id_put(id);
+		}
+		if (it->ev.id == id) {
+			cmc_dequeue(ch, it);
+			ch->dropped++;
+			cmc_item_free(it);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Socket I/O */
+
+/* Send tx (encoded here). Argument errors are the caller's, not sticky. */
+static int cmc_send(struct cmc_channel *ch, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = ch->sock, .events = POLLOUT };
+	ssize_t len, r;
+
+	len = cmp_encode(&ch->tx, ch->buf, sizeof(ch->buf));
+	if (len < 0)
+		return -EINVAL;
+	for (;;) {
+		r = send(ch->sock, ch->buf, (size_t)len, MSG_NOSIGNAL);
+		if (r == len)
+			return 0;
+		if (r >= 0)
+			return cmc_fail(ch, -EPROTO);
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return cmc_fail(ch, -ECONNRESET);
+		r = poll(&pfd, 1, cmc_remaining(deadline));
+		if (r == 0)
+			return cmc_fail(ch, -ETIMEDOUT);
+		if (r < 0 && errno != EINTR)
+			return cmc_fail(ch, -errno);
+	}
+}
+
+/*
+ * Read one datagram into rx, waiting until deadline. Returns 1 with a
+ * decoded message, 0 when the time ran out, or the channel's error.
+ */
+static int cmc_recv(struct cmc_channel *ch, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = ch->sock, .events = POLLIN };
+	ssize_t r;
+
+	for (;;) {
+		r = recv(ch->sock, ch->buf, sizeof(ch->buf), MSG_TRUNC);
+		if (r > 0)
+			break;
+		if (r == 0)
+			return cmc_fail(ch, -ECONNRESET);
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return cmc_fail(ch, -ECONNRESET);
+		r = poll(&pfd, 1, cmc_remaining(deadline));
+		if (r == 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return cmc_fail(ch, -errno);
+	}
+	/* MSG_TRUNC reports the datagram's real length. */
+	if ((size_t)r > CMP_MSG_MAX)
+		return cmc_fail(ch, -EPROTO);
+	if (cmp_decode(ch->buf, (size_t)r, &ch->rx, NULL))
+		return cmc_fail(ch, -EPROTO);
+	if (ch->rx.hdr.type != CMP_TYPE_HELLO_REPLY &&
+	    ch->rx.hdr.version != ch->version)
+		return cmc_fail(ch, -EPROTO);
+	if (ch->rx.hdr.type != CMP_TYPE_EVENT &&
+	    !(ch->rx.hdr.type & CMP_REPLY_BIT))
+		return cmc_fail(ch, -EPROTO);
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Events */
+
+/* Keep what the QP helpers will need from an event. */
+static void cmc_id_learn(struct cmc_id *id, const struct cmp_event *e)
+{
+	struct cmc_id_info *in = &id->info;
+
+	switch ((enum cmp_event_type)e->type) {
+	case CMP_EVENT_REQ_RECEIVED: {
+		const struct cmp_ev_req *r = &e->req_received;
+
+		in->state = CMC_STATE_REQ_RCVD;
+		in->listen_id = r->listen_id;
+		in->service_id = r->service_id;
+		in->remote_ca_guid = r->remote_ca_guid;
+		in->remote_comm_id = r->remote_comm_id;
+		in->remote_qpn = r->remote_qpn;
+		in->remote_psn = r->start_psn;
+		/* Until ACCEPT says otherwise: what the REQ allows. */
+		in->responder_resources = r->initiator_depth;
+		in->initiator_depth = r->responder_resources;
+		in->flow_control = r->flow_control;
+		in->retry_count = r->retry_count;
+		in->rnr_retry_count = r->rnr_retry_count;
+		in->srq = r->srq;
+		memcpy(&in->path, &r->path, sizeof(in->path));
+		id->path_ok = true;
+		break;
+	}
+	case CMP_EVENT_REP_RECEIVED: {
+		const struct cmp_ev_rep *r = &e->rep_received;
+
+		in->state = CMC_STATE_REP_RCVD;
+		in->remote_ca_guid = r->remote_ca_guid;
+		in->remote_qpn = r->remote_qpn;
+		in->remote_psn = r->start_psn;
+		/* The REP's values are the peer's: its responder resources
+		 * are our initiator depth, and so on (IBTA 12.7.24-25). */
+		in->initiator_depth = r->responder_resources;
+		in->responder_resources = r->initiator_depth;
+		in->target_ack_delay = r->target_ack_delay;
+		in->failover = r->failover;
+		in->rnr_retry_count = r->rnr_retry_count;
+		memcpy(&in->path, &r->path, sizeof(in->path));
+		id->path_ok = true;
+		break;
+	}
+	case CMP_EVENT_ESTABLISHED:
+		in->state = CMC_STATE_ESTABLISHED;
+		break;
+	case CMP_EVENT_REJ_RECEIVED:
+	case CMP_EVENT_CONNECT_ERROR:
+	case CMP_EVENT_TIMEWAIT_EXIT:
+		in->state = CMC_STATE_IDLE;
+		break;
+	case CMP_EVENT_DREQ_RECEIVED:
+		in->state = CMC_STATE_DREQ_RCVD;
+		break;
+	case CMP_EVENT_DREP_RECEIVED:
+	case CMP_EVENT_DISCONNECT_TIMEOUT:
+		in->state = CMC_STATE_TIMEWAIT;
+		break;
+	case CMP_EVENT_LAP_RECEIVED:
+		memcpy(&id->lap_path, &e->lap_received.alt_path,
+		       sizeof(id->lap_path));
+		break;
+	case CMP_EVENT_APR_RECEIVED:
+		if (e->status == 0 && e->apr_received.ap_status == 0) {
+			in->alt_path = id->lap_path;
+			in->has_alt_path = 1;
+		}
+		break;
+	case CMP_EVENT_SIDR_REQ_RECEIVED:
+		in->state = CMC_STATE_SIDR_REQ_RCVD;
+		in->listen_id = e->sidr_req_received.listen_id;
+		in->service_id = e->sidr_req_received.service_id;
+		memcpy(&in->path, &e->sidr_req_received.path, sizeof(in->path));
+		id->path_ok = true;
+		break;
+	case CMP_EVENT_SIDR_REP_RECEIVED:
+		in->state = CMC_STATE_IDLE;
+		in->remote_qpn = e->sidr_rep_received.qpn;
+		in->qkey = e->sidr_rep_received.qkey;
+		memcpy(&in->path, &e->sidr_rep_received.path, sizeof(in->path));
+		id->path_ok = true;
+		break;
+	case CMP_EVENT_MRA_RECEIVED:
+	case CMP_EVENT_PORT_ERROR:
+	case CMP_EVENT_DEVICE_REMOVAL:
+		break;
+	}
+}
+
+/*
+ * An EVENT was read: queue it, or drop it when its id is being destroyed
+ * or unknown (an id destroyed before; the daemon may reuse nothing, but
+ * an event racing our own destroy must vanish). A REQ_RECEIVED or
+ * SIDR_REQ_RECEIVED names a new passive id, which starts here.
+ */
+static int cmc_on_event(struct cmc_channel *ch)
+{
+	const struct cmp_event *e = &ch->rx.event;
+	bool first = e->type == CMP_EVENT_REQ_RECEIVED ||
+		     e->type == CMP_EVENT_SIDR_REQ_RECEIVED;
+	struct cmc_id *id = cmc_id_lookup(ch, e->id), *lid = NULL;
+	struct cmc_ev_item *it;
+	ssize_t body;
+
+	if (first) {
+		uint32_t lnum = e->type == CMP_EVENT_REQ_RECEIVED ?
+					e->req_received.listen_id :
+					e->sidr_req_received.listen_id;
+
+		/* A daemon that hands out a live id twice is broken. */
+		if (id)
+			return cmc_fail(ch, -EPROTO);
+		lid = cmc_id_lookup(ch, lnum);
+		if (lid && lid->destroying)
+			lid = NULL;
+		id = cmc_id_new(ch, e->id, (void *)(uintptr_t)e->context,
+				e->type == CMP_EVENT_REQ_RECEIVED ?
+					e->req_received.qp_type :
+					CMC_QP_UD);
+		if (!id)
+			return cmc_fail(ch, -ENOMEM);
+	} else if (!id || id->destroying) {
+		ch->dropped++;
+		return 0;
+	}
+
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return cmc_fail(ch, -ENOMEM);
+	body = cmp_event_body_size(e->type);
+	it->ch = ch;
+	ch->refs++;
+	it->seq = ch->rx.hdr.seq;
+	it->ev.id = id;
+	id->refs++;
+	if (lid) {
+		it->ev.listen_id = lid;
+		lid->refs++;
+	}
+	it->ev.context = (void *)(uintptr_t)e->context;
+	it->ev.type = (enum cmc_event_type)e->type;
+	it->ev.status = e->status;
+	if (body > 0)
+		memcpy(&it->ev.u, &e->req_received, (size_t)body);
+	cmc_id_learn(id, e);
+	it->prev = ch->tail;
+	if (ch->tail)
+		ch->tail->next = it;
+	else
+		ch->head = it;
+	ch->tail = it;
+	it->queued = true;
+	ch->nqueued++;
+	cmc_queue_signal(ch);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests */
+
+/* Start a request in tx: zeroed body, header filled by cmc_request(). */
+static struct cmp_msg *cmc_req(struct cmc_channel *ch, enum cmp_type type)
+{
+	cmp_msg_init(&ch->tx, type, 0);
+	ch->tx.hdr.version =
+		type == CMP_TYPE_HELLO ? CMP_VERSION_HELLO : ch->version;
+	return &ch->tx;
+}
+
+/*
+ * Send tx and wait for its reply, queueing events read meanwhile. Returns
+ * the reply's status (the reply itself is in rx), or a channel error.
+ */
+static int cmc_request(struct cmc_channel *ch)
+{
+	int64_t deadline = cmc_deadline(ch->req_timeout);
+	enum cmp_type want = cmp_reply_type((enum cmp_type)ch->tx.hdr.type);
+	int ret;
+
+	if (ch->err)
+		return ch->err;
+	if (++ch->seq == 0)
+		ch->seq = 1;
+	ch->tx.hdr.seq = ch->seq;
+	ret = cmc_send(ch, deadline);
+	if (ret)
+		return ret;
+	for (;;) {
+		ret = cmc_recv(ch, deadline);
+		if (ret == 0)
+			return cmc_fail(ch, -ETIMEDOUT);
+		if (ret < 0)
+			return ret;
+		if (ch->rx.hdr.type == CMP_TYPE_EVENT) {
+			ret = cmc_on_event(ch);
+			if (ret)
+				return ret;
+			continue;
+		}
+		/* Replies come in request order and we have one pending. */
+		if (ch->rx.hdr.type != want || ch->rx.hdr.seq != ch->seq)
+			return cmc_fail(ch, -EPROTO);
+		return ch->rx.reply.status;
+	}
+}
+
+/* A request about a live id: the common checks. */
+static int cmc_id_ok(const struct cmc_id *id)
+{
+	if (!id || id->dead)
+		return -EINVAL;
+	return id->ch->err;
+}
+
+static int cmc_data(uint8_t *dst, size_t max, uint8_t *lenp, const void *src,
+		    uint8_t len)
+{
+	if (len > max || (len && !src))
+		return -EINVAL;
+	if (len)
+		memcpy(dst, src, len);
+	*lenp = len;
+	return 0;
+}
+
+static int cmc_sel(struct cmp_port_sel *dst, const struct cmc_port_sel *src)
+{
+	if (!src)
+		return 0;
+	if (strnlen(src->dev_name, sizeof(src->dev_name)) >=
+	    sizeof(dst->dev_name))
+		return -EINVAL;
+	dst->kind = (uint8_t)src->kind;
+	dst->port_num = src->port_num;
+	memcpy(dst->gid, src->gid, sizeof(dst->gid));
+	strcpy(dst->dev_name, src->dev_name);
+	return 0;
+}
+
+static int cmc_addr_conv(struct cmp_addr *dst, const struct cmc_addr *src)
+{
+	dst->family = (uint8_t)src->family;
+	dst->lid = src->lid;
+	memcpy(dst->addr, src->addr, sizeof(dst->addr));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Channel API */
+
+static void cmc_ch_release_fds(struct cmc_channel *ch)
+{
+	if (ch->epfd >= 0)
+		close(ch->epfd);
+	if (ch->evfd >= 0)
+		close(ch->evfd);
+	if (ch->sock >= 0)
+		close(ch->sock);
+	ch->epfd = ch->evfd = ch->sock = -1;
+}
+
+static int cmc_hello(struct cmc_channel *ch, const char *name)
+{
+	struct cmp_msg *m = cmc_req(ch, CMP_TYPE_HELLO);
+	const struct cmp_hello_reply *r = &ch->rx.hello_reply;
+	int ret;
+
+	m->hello.min_version = CMP_VERSION_MIN;
+	m->hello.max_version = CMP_VERSION_MAX;
+	if (!name || !*name)
+		name = program_invocation_short_name;
+	strncpy(m->hello.name, name, CMC_NAME_MAX);
+	ret = cmc_request(ch);
+	if (ret)
+		return ret;
+	/* The daemon picks the highest common version; one outside our
+	 * range means it did not listen. */
+	if (r->version < CMP_VERSION_MIN || r->version > CMP_VERSION_MAX)
+		return cmc_fail(ch, -EPROTO);
+	ch->version = r->version;
+	ch->dinfo.proto_version = r->version;
+	ch->dinfo.max_ids = r->max_ids;
+	ch->dinfo.max_events = r->max_events;
+	memcpy(ch->dinfo.version, r->daemon_version, sizeof(ch->dinfo.version));
+	return 0;
+}
+
+CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
+{
+	struct epoll_event ee = { .events = EPOLLIN };
+	struct cmc_channel *ch;
+	int ret, fl;
+
+	*chp = NULL;
+	if (fd < 0)
+		return -EBADF;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ch->sock = fd;
+	ch->refs = 1;
+	ch->req_timeout = -1;
+	ch->version = CMP_VERSION_HELLO;
+	ch->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ch->epfd = epoll_create1(EPOLL_CLOEXEC);
+	fl = fcntl(fd, F_GETFL);
+	if (ch->evfd < 0 || ch->epfd < 0 || fl < 0 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) ||
+	    epoll_ctl(ch->epfd, EPOLL_CTL_ADD, fd, &ee)) {
+		ret = -errno;
+		goto fail;
+	}
+	ee.data.fd = ch->evfd;
+	if (epoll_ctl(ch->epfd, EPOLL_CTL_ADD, ch->evfd, &ee)) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = cmc_table_grow(ch);
+	if (ret)
+		goto fail;
+	ret = cmc_hello(ch, name);
+	if (ret)
+		goto fail;
+	*chp = ch;
+	return 0;
+fail:
+	cmc_close(ch);
+	return ret;
+}
+
+CMC_EXPORT int cmc_open(const char *socket_path, const char *name,
+			struct cmc_channel **chp)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	*chp = NULL;
+	if (!socket_path || !*socket_path)
+		socket_path = getenv("CMD_SOCKET");
+	if (!socket_path || !*socket_path)
+		socket_path = CMC_DEFAULT_SOCKET;
+	if (strlen(socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, socket_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return cmc_open_fd(fd, name, chp);
+}
+
+CMC_EXPORT void cmc_close(struct cmc_channel *ch)
+{
+	struct cmc_ev_item *it;
+
+	if (!ch || ch->closed)
+		return;
+	ch->closed = true;
+	cmc_fail(ch, -ECONNRESET);
+	while ((it = ch->head)) {
+		cmc_dequeue(ch, it);
+		cmc_item_free(it);
+	}
+	/* Closing the socket is what tells the daemon to destroy our ids. */
+	cmc_ch_release_fds(ch);
+	for (unsigned int i = 0; i < ch->nbuckets; i++) {
+		struct cmc_id *id = ch->buckets[i], *next;
+
+		for (; id; id = next) {
+			next = id->hnext;
+			id->hnext = NULL;
+			id->dead = true;
+			cmc_id_put(id);
+		}
+	}
+	free(ch->buckets);
+	ch->buckets = NULL;
+	ch->nbuckets = ch->nids = 0;
+	cmc_ch_put(ch);
+}
+
+CMC_EXPORT int cmc_fd(const struct cmc_channel *ch)
+{
+	return ch->epfd;
+}
+
+CMC_EXPORT unsigned int cmc_event_pending(const struct cmc_channel *ch)
+{
+	return ch->nqueued;
+}
+
+CMC_EXPORT void cmc_set_request_timeout(struct cmc_channel *ch, int timeout_ms)
+{
+	ch->req_timeout = timeout_ms < 0 ? -1 : timeout_ms;
+}
+
+CMC_EXPORT void cmc_daemon_info(const struct cmc_channel *ch,
+				struct cmc_daemon_info *info)
+{
+	*info = ch->dinfo;
+}
+
+CMC_EXPORT const char *cmc_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case -ECONNRESET:
+	case -EPIPE:
+		return "the cmd daemon closed the connection";
+	case -EPROTO:
+		return "protocol error: the daemon sent a message this "
+		       "library cannot accept";
+	case -EPROTONOSUPPORT:
+		return "the daemon and this library share no protocol version";
+	case -ETIMEDOUT:
+		return "timed out";
+	case -EAGAIN:
+		return "no event ready";
+	case -ENOENT:
+		return "no such id, or no daemon socket at that path";
+	case -ECONNREFUSED:
+		return "the cmd daemon is not running";
+	case -EINVAL:
+		return "invalid argument, or not allowed in the id's state";
+	case -EADDRINUSE:
+		return "another listener already claims that service id";
+	}
+	return err < 0 && err > -4096 ? strerror(-err) : "unknown error";
+}
+
+/* ------------------------------------------------------------------ */
+/* Id API */
+
+CMC_EXPORT int cmc_create_id(struct cmc_channel *ch, void *context,
+			     enum cmc_qp_type qp_type, struct cmc_id **idp)
+{
+	struct cmp_msg *m;
+	uint32_t num;
+	int ret;
+
+	*idp = NULL;
+	if (ch->err)
+		return ch->err;
+	if (qp_type < CMC_QP_RC || qp_type > CMC_QP_UD)
+		return -EINVAL;
+	m = cmc_req(ch, CMP_TYPE_CREATE_ID);
+	m->create_id.context = (uint64_t)(uintptr_t)context;
+	m->create_id.qp_type = (uint8_t)qp_type;
+	ret = cmc_request(ch);
+	if (ret)
+		return ret;
+	num = ch->rx.create_id_reply.id;
+	if (cmc_id_lookup(ch, num))
+		return cmc_fail(ch, -EPROTO);
+	*idp = cmc_id_new(ch, num, context, (uint8_t)qp_type);
+	if (!*idp)
+		return -ENOMEM; /* the daemon frees it when we close */
+	return 0;
+}
+
+CMC_EXPORT int cmc_destroy_id(struct cmc_id *id)
+{
+	struct cmc_channel *ch;
+	int ret;
+
+	if (!id || id->dead)
+		return -EINVAL;
+	ch = id->ch;
+	id->destroying = true;
+	cmc_purge_id(ch, id);
+	ret = ch->err;
+	if (!ret) {
+		cmc_req(ch, CMP_TYPE_DESTROY_ID)->destroy_id.id = id->num;
+		ret = cmc_request(ch);
+	}
+	/* Whatever the daemon said, events read during the request that
+	 * named id were dropped on arrival; none can follow the reply. */
+	cmc_purge_id(ch, id);
+	cmc_id_unlink(id);
+	id->dead = true;
+	cmc_id_put(id);
+	return ret;
+}
+
+CMC_EXPORT void *cmc_get_context(const struct cmc_id *id)
+{
+	return id->context;
+}
+
+CMC_EXPORT int cmc_set_context(struct cmc_id *id, void *context)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_msg *m;
+
+	if (ret)
+		return ret;
+	m = cmc_req(id->ch, CMP_TYPE_SET_CONTEXT);
+	m->set_context.id = id->num;
+	m->set_context.context = (uint64_t)(uintptr_t)context;
+	ret = cmc_request(id->ch);
+	if (!ret) {
+		id->context = context;
+		id->info.context = (uint64_t)(uintptr_t)context;
+	}
+	return ret;
+}
+
+CMC_EXPORT uint32_t cmc_id_num(const struct cmc_id *id)
+{
+	return id->num;
+}
+
+CMC_EXPORT struct cmc_channel *cmc_id_channel(const struct cmc_id *id)
+{
+	return id->ch;
+}
+
+CMC_EXPORT int cmc_listen(struct cmc_id *id, uint64_t service_id,
+			  uint64_t service_mask, unsigned int backlog,
+			  const struct cmc_port_sel *port)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_msg *m;
+
+	if (ret)
+		return ret;
+	m = cmc_req(id->ch, CMP_TYPE_LISTEN);
+	m->listen.id = id->num;
+	m->listen.backlog = backlog;
+	m->listen.service_id = service_id;
+	m->listen.service_mask = service_mask;
+	if (cmc_sel(&m->listen.port, port))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (!ret) {
+		id->info.state = CMC_STATE_LISTEN;
+		id->info.service_id = service_id;
+		id->info.service_mask = service_mask;
+		id->info.backlog = backlog;
+	}
+	return ret;
+}
+
+CMC_EXPORT int cmc_connect(struct cmc_id *id, const struct cmc_conn_param *p)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_connect *c;
+	struct cmc_id_info *in;
+
+	if (ret)
+		return ret;
+	if (!p)
+		return -EINVAL;
+	c = &cmc_req(id->ch, CMP_TYPE_CONNECT)->connect;
+	c->id = id->num;
+	c->local_qpn = p->qp_num;
+	c->start_psn = p->start_psn;
+	c->responder_resources = p->responder_resources;
+	c->initiator_depth = p->initiator_depth;
+	c->flow_control = p->flow_control;
+	c->retry_count = p->retry_count;
+	c->rnr_retry_count = p->rnr_retry_count;
+	c->srq = p->srq;
+	c->max_cm_retries = p->max_cm_retries;
+	c->local_cm_response_timeout = p->local_cm_response_timeout;
+	c->remote_cm_response_timeout = p->remote_cm_response_timeout;
+	c->service_id = p->service_id;
+	c->path.flags = p->path.flags;
+	c->path.flow_label = p->path.flow_label;
+	c->path.pkey = p->path.pkey;
+	c->path.mtu = p->path.mtu;
+	c->path.sl = p->path.sl;
+	c->path.traffic_class = p->path.traffic_class;
+	c->path.hop_limit = p->path.hop_limit;
+	c->path.packet_rate = p->path.packet_rate;
+	c->path.local_ack_timeout = p->path.local_ack_timeout;
+	if (cmc_addr_conv(&c->dst, &p->dst) || cmc_sel(&c->src, &p->src) ||
+	    cmc_data(c->private_data, sizeof(c->private_data),
+		     &c->private_data_len, p->private_data,
+		     p->private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (ret)
+		return ret;
+	in = &id->info;
+	in->state = CMC_STATE_REQ_SENT;
+	in->service_id = p->service_id;
+	in->local_qpn = p->qp_num;
+	in->local_psn = p->start_psn;
+	in->responder_resources = p->responder_resources;
+	in->initiator_depth = p->initiator_depth;
+	in->flow_control = p->flow_control;
+	in->retry_count = p->retry_count;
+	in->rnr_retry_count = p->rnr_retry_count;
+	in->srq = p->srq;
+	in->max_cm_retries = p->max_cm_retries;
+	in->local_cm_response_timeout = p->local_cm_response_timeout;
+	in->remote_cm_response_timeout = p->remote_cm_response_timeout;
+	return 0;
+}
+
+CMC_EXPORT int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *p)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_accept *a;
+	struct cmc_id_info *in;
+
+	if (ret)
+		return ret;
+	if (!p)
+		return -EINVAL;
+	a = &cmc_req(id->ch, CMP_TYPE_ACCEPT)->accept;
+	a->id = id->num;
+	a->local_qpn = p->qp_num;
+	a->start_psn = p->start_psn;
+	a->responder_resources = p->responder_resources;
+	a->initiator_depth = p->initiator_depth;
+	a->target_ack_delay = p->target_ack_delay;
+	a->failover = p->failover;
+	a->flow_control = p->flow_control;
+	a->rnr_retry_count = p->rnr_retry_count;
+	a->srq = p->srq;
+	if (cmc_data(a->private_data, sizeof(a->private_data),
+		     &a->private_data_len, p->private_data,
+		     p->private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (ret)
+		return ret;
+	in = &id->info;
+	in->state = CMC_STATE_REP_SENT;
+	in->local_qpn = p->qp_num;
+	in->local_psn = p->start_psn;
+	in->responder_resources = p->responder_resources;
+	in->initiator_depth = p->initiator_depth;
+	in->target_ack_delay = p->target_ack_delay;
+	in->failover = p->failover;
+	return 0;
+}
+
+CMC_EXPORT int cmc_reject(struct cmc_id *id, unsigned int reason,
+			  const void *ari, uint8_t ari_len,
+			  const void *private_data, uint8_t private_data_len)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_reject *r;
+
+	if (ret)
+		return ret;
+	if (reason > UINT16_MAX)
+		return -EINVAL;
+	r = &cmc_req(id->ch, CMP_TYPE_REJECT)->reject;
+	r->id = id->num;
+	r->reason = (uint16_t)reason;
+	if (cmc_data(r->ari, sizeof(r->ari), &r->ari_len, ari, ari_len) ||
+	    cmc_data(r->private_data, sizeof(r->private_data),
+		     &r->private_data_len, private_data, private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (!ret)
+		id->info.state = CMC_STATE_IDLE;
+	return ret;
+}
+
+CMC_EXPORT int cmc_rtu(struct cmc_id *id, const void *private_data,
+		       uint8_t private_data_len)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_rtu *r;
+
+	if (ret)
+		return ret;
+	r = &cmc_req(id->ch, CMP_TYPE_RTU)->rtu;
+	r->id = id->num;
+	if (cmc_data(r->private_data, sizeof(r->private_data),
+		     &r->private_data_len, private_data, private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (!ret)
+		id->info.state = CMC_STATE_ESTABLISHED;
+	return ret;
+}
+
+CMC_EXPORT int cmc_notify_established(struct cmc_id *id)
+{
+	int ret = cmc_id_ok(id);
+
+	if (ret)
+		return ret;
+	cmc_req(id->ch, CMP_TYPE_NOTIFY_ESTABLISHED)->notify_established.id =
+		id->num;
+	ret = cmc_request(id->ch);
+	if (!ret)
+		id->info.state = CMC_STATE_ESTABLISHED;
+	return ret;
+}
+
+CMC_EXPORT int cmc_mra(struct cmc_id *id, uint8_t service_timeout,
+		       const void *private_data, uint8_t private_data_len)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_mra *m;
+
+	if (ret)
+		return ret;
+	m = &cmc_req(id->ch, CMP_TYPE_MRA)->mra;
+	m->id = id->num;
+	m->service_timeout = service_timeout;
+	if (cmc_data(m->private_data, sizeof(m->private_data),
+		     &m->private_data_len, private_data, private_data_len))
+		return -EINVAL;
+	return cmc_request(id->ch);
+}
+
+CMC_EXPORT int cmc_disconnect(struct cmc_id *id, const void *private_data,
+			      uint8_t private_data_len)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_disconnect *d;
+
+	if (ret)
+		return ret;
+	d = &cmc_req(id->ch, CMP_TYPE_DISCONNECT)->disconnect;
+	d->id = id->num;
+	if (cmc_data(d->private_data, sizeof(d->private_data),
+		     &d->private_data_len, private_data, private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (!ret)
+		id->info.state = id->info.state == CMC_STATE_DREQ_RCVD ?
+					 CMC_STATE_TIMEWAIT :
+					 CMC_STATE_DREQ_SENT;
+	return ret;
+}
+
+CMC_EXPORT int cmc_lap(struct cmc_id *id, const struct cmc_path *alt_path,
+		       const void *private_data, uint8_t private_data_len)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_lap *l;
+
+	if (ret)
+		return ret;
+	if (!alt_path)
+		return -EINVAL;
+	l = &cmc_req(id->ch, CMP_TYPE_LAP)->lap;
+	l->id = id->num;
+	memcpy(&l->alt_path, alt_path, sizeof(l->alt_path));
+	if (cmc_data(l->private_data, sizeof(l->private_data),
+		     &l->private_data_len, private_data, private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (!ret)
+		id->lap_path = *alt_path;
+	return ret;
+}
+
+CMC_EXPORT int cmc_apr(struct cmc_id *id, uint8_t ap_status, const void *info,
+		       uint8_t info_len, const void *private_data,
+		       uint8_t private_data_len)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_apr *a;
+
+	if (ret)
+		return ret;
+	a = &cmc_req(id->ch, CMP_TYPE_APR)->apr;
+	a->id = id->num;
+	a->ap_status = ap_status;
+	if (cmc_data(a->info, sizeof(a->info), &a->info_len, info, info_len) ||
+	    cmc_data(a->private_data, sizeof(a->private_data),
+		     &a->private_data_len, private_data, private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	/* Accepting a LAP loads the proposed path as the alternate. */
+	if (!ret && ap_status == 0) {
+		id->info.alt_path = id->lap_path;
+		id->info.has_alt_path = 1;
+	}
+	return ret;
+}
+
+CMC_EXPORT int cmc_sidr_req(struct cmc_id *id, const struct cmc_sidr_param *p)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_sidr_req *s;
+
+	if (ret)
+		return ret;
+	if (!p)
+		return -EINVAL;
+	s = &cmc_req(id->ch, CMP_TYPE_SIDR_REQ)->sidr_req;
+	s->id = id->num;
+	s->pkey = p->pkey;
+	s->max_cm_retries = p->max_cm_retries;
+	s->cm_response_timeout = p->cm_response_timeout;
+	s->service_id = p->service_id;
+	if (cmc_addr_conv(&s->dst, &p->dst) || cmc_sel(&s->src, &p->src) ||
+	    cmc_data(s->private_data, sizeof(s->private_data),
+		     &s->private_data_len, p->private_data,
+		     p->private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (!ret)
+		id->info.state = CMC_STATE_SIDR_REQ_SENT;
+	return ret;
+}
+
+CMC_EXPORT int cmc_sidr_rep(struct cmc_id *id, uint8_t status, uint32_t qpn,
+			    uint32_t qkey, const void *private_data,
+			    uint8_t private_data_len)
+{
+	int ret = cmc_id_ok(id);
+	struct cmp_sidr_rep *s;
+
+	if (ret)
+		return ret;
+	s = &cmc_req(id->ch, CMP_TYPE_SIDR_REP)->sidr_rep;
+	s->id = id->num;
+	s->status = status;
+	s->qpn = qpn;
+	s->qkey = qkey;
+	if (cmc_data(s->private_data, sizeof(s->private_data),
+		     &s->private_data_len, private_data, private_data_len))
+		return -EINVAL;
+	ret = cmc_request(id->ch);
+	if (!ret)
+		id->info.state = CMC_STATE_IDLE;
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Event API */
+
+/* The oldest queued event, of id or of any id when id is NULL. */
+static struct cmc_ev_item *cmc_queue_take(struct cmc_channel *ch,
+					  const struct cmc_id *id)
+{
+	struct cmc_ev_item *it;
+
+	for (it = ch->head; it; it = it->next) {
+		if (!id || it->ev.id == id) {
+			cmc_dequeue(ch, it);
+			return it;
+		}
+	}
+	return NULL;
+}
+
+static int cmc_wait_event(struct cmc_channel *ch, const struct cmc_id *id,
+			  struct cmc_event **evp, int timeout_ms)
+{
+	int64_t deadline = cmc_deadline(timeout_ms);
+	struct cmc_ev_item *it;
+	int ret;
+
+	*evp = NULL;
+	for (;;) {
+		it = cmc_queue_take(ch, id);
+		if (it) {
+			*evp = &it->ev;
+			return 0;
+		}
+		if (ch->err)
+			return ch->err;
+		ret = cmc_recv(ch, deadline);
+		if (ret == 0)
+			return -EAGAIN;
+		if (ret < 0)
+			return ret;
+		/* No request is pending, so a reply is out of turn. */
+		if (ch->rx.hdr.type != CMP_TYPE_EVENT)
+			return cmc_fail(ch, -EPROTO);
+		ret = cmc_on_event(ch);
+		if (ret)
+			return ret;
+	}
+}
+
+CMC_EXPORT int cmc_get_event(struct cmc_channel *ch, struct cmc_event **evp,
+			     int timeout_ms)
+{
+	return cmc_wait_event(ch, NULL, evp, timeout_ms);
+}
+
+CMC_EXPORT int cmc_get_event_id(struct cmc_channel *ch, struct cmc_id *id,
+				struct cmc_event **evp, int timeout_ms)
+{
+	*evp = NULL;
+	if (!id || id->dead || id->ch != ch)
+		return -EINVAL;
+	return cmc_wait_event(ch, id, evp, timeout_ms);
+}
+
+CMC_EXPORT int cmc_ack_event(struct cmc_event *ev)
+{
+	struct cmc_ev_item *it;
+	struct cmc_channel *ch;
+	int ret = 0;
+
+	if (!ev)
+		return 0;
+	it = container_of(ev, struct cmc_ev_item, ev);
+	ch = it->ch;
+	if (it->queued)
+		return -EINVAL; /* not an event the application holds */
+	if (!ev->id->dead && !ch->err) {
+		struct cmp_msg *m = cmc_req(ch, CMP_TYPE_ACK_EVENT);
+
+		m->ack_event.id = ev->id->num;
+		m->ack_event.seq = it->seq;
+		ret = cmc_request(ch);
+	}
+	cmc_item_free(it);
+	return ret;
+}
+
+CMC_EXPORT const char *cmc_event_str(enum cmc_event_type type)
+{
+	if (type < CMC_EVENT_REQ_RECEIVED || type > CMC_EVENT_DEVICE_REMOVAL)
+		return "UNKNOWN";
+	return cmp_event_name((enum cmp_event_type)type);
+}
+
+/* ------------------------------------------------------------------ */
+/* Introspection */
+
+CMC_EXPORT int cmc_query_id(struct cmc_id *id, struct cmc_id_info *info)
+{
+	int ret = cmc_id_ok(id);
+
+	if (ret)
+		return ret;
+	cmc_req(id->ch, CMP_TYPE_QUERY_ID)->query_id.id = id->num;
+	ret = cmc_request(id->ch);
+	if (ret)
+		return ret;
+	if (id->ch->rx.query_id_reply.info.id != id->num)
+		return cmc_fail(id->ch, -EPROTO);
+	memcpy(info, &id->ch->rx.query_id_reply.info, sizeof(*info));
+	return 0;
+}
+
+CMC_EXPORT int cmc_list(struct cmc_channel *ch, enum cmc_list_filter filter,
+			uint64_t *cursor, struct cmc_list_entry *entries)
+{
+	struct cmp_msg *m;
+	int ret;
+
+	if (ch->err)
+		return ch->err;
+	m = cmc_req(ch, CMP_TYPE_LIST);
+	m->list.cursor = *cursor;
+	m->list.filter = (uint8_t)filter;
+	ret = cmc_request(ch);
+	if (ret)
+		return ret;
+	*cursor = ch->rx.list_reply.next_cursor;
+	memcpy(entries, ch->rx.list_reply.entries,
+	       ch->rx.list_reply.count * sizeof(*entries));
+	return (int)ch->rx.list_reply.count;
+}
+
+CMC_EXPORT int cmc_counters(struct cmc_channel *ch,
+			    enum cmc_counter_scope scope, const char *dev_name,
+			    uint8_t port_num, uint64_t *cursor,
+			    struct cmc_counter *entries)
+{
+	struct cmp_msg *m;
+	int ret;
+
+	if (ch->err)
+		return ch->err;
+	m = cmc_req(ch, CMP_TYPE_COUNTERS);
+	m->counters.cursor = *cursor;
+	m->counters.scope = (uint8_t)scope;
+	m->counters.port_num = port_num;
+	if (dev_name) {
+		if (strlen(dev_name) >= sizeof(m->counters.dev_name))
+			return -EINVAL;
+		strcpy(m->counters.dev_name, dev_name);
+	}
+	ret = cmc_request(ch);
+	if (ret)
+		return ret;
+	*cursor = ch->rx.counters_reply.next_cursor;
+	memcpy(entries, ch->rx.counters_reply.entries,
+	       ch->rx.counters_reply.count * sizeof(*entries));
+	return (int)ch->rx.counters_reply.count;
+}
+
+CMC_EXPORT const char *cmc_state_str(enum cmc_state state)
+{
+	if (state > CMC_STATE_SIDR_REQ_RCVD)
+		return "UNKNOWN";
+	return cmp_state_name((enum cmp_state)state);
+}
+
+/* ------------------------------------------------------------------ */
+/* QP helpers */
+
+/*
+ * Every event and every CONNECT/ACCEPT of an id passes through this
+ * library, so the values it kept are complete but for one: the path of an
+ * active id before its REP, which the daemon chose at CONNECT. Only then
+ * is the daemon asked; its view is the truth and replaces ours whole
+ * (keeping an alternate path only we know, from an APR).
+ */
+static int cmc_info_for(struct cmc_id *id)
+{
+	struct cmc_id_info q;
+	int ret;
+
+	if (id->path_ok)
+		return 0;
+	ret = cmc_query_id(id, &q);
+	if (ret)
+		return ret;
+	if (!q.has_alt_path && id->info.has_alt_path) {
+		q.has_alt_path = 1;
+		q.alt_path = id->info.alt_path;
+	}
+	id->info = q;
+	id->path_ok = q.path.port_num != 0;
+	return 0;
+}
+
+CMC_EXPORT int cmc_init_qp_attr(struct cmc_id *id, enum ibv_qp_state target,
+				struct ibv_qp_attr *attr, int *mask)
+{
+	int ret = cmc_id_ok(id);
+
+	if (ret)
+		return ret;
+	if (target != IBV_QPS_INIT && target != IBV_QPS_RTR &&
+	    target != IBV_QPS_RTS)
+		return -EINVAL;
+	if (id->info.qp_type == CMC_QP_UD)
+		return -EOPNOTSUPP;
+	ret = cmc_info_for(id);
+	if (ret)
+		return ret;
+	return cmc_qp_attr_from_info(&id->info, target, attr, mask);
+}
+
+CMC_EXPORT int cmc_modify_qp(struct cmc_id *id, struct ibv_qp *qp,
+			     enum ibv_qp_state target)
+{
+	struct ibv_qp_attr attr;
+	int mask, ret;
+
+	if (!qp)
+		return -EINVAL;
+	ret = cmc_init_qp_attr(id, target, &attr, &mask);
+	if (ret)
+		return ret;
+	ret = ibv_modify_qp(qp, &attr, mask);
+	/* libibverbs returns a positive errno (some providers -1/errno). */
+	if (ret > 0)
+		return -ret;
+	if (ret < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}

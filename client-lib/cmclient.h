@@ -1,0 +1,877 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libcmclient: the application side of the cmd InfiniBand Connection
+ * Manager daemon.
+ *
+ * An application opens a channel to the daemon, creates ids (one per
+ * connection or listener), and drives the IBTA ch. 12 handshake through
+ * them: listen, connect, accept, reject, rtu, disconnect, and the rest. The
+ * daemon runs the protocol on the wire; the application owns its QPs
+ * (libibverbs) and moves them through INIT/RTR/RTS with the attributes the
+ * handshake negotiated (cmc_init_qp_attr(), cmc_modify_qp()).
+ *
+ * Conventions that hold for every function below unless it says otherwise:
+ *
+ *  - Errors. Functions returning int return 0 (or a count) on success and
+ *    a negative errno value on failure; errno is not used. Besides the
+ *    errors each function lists, any call that talks to the daemon can fail
+ *    with
+ *      -ECONNRESET  the daemon went away (socket closed or reset). The
+ *                   channel is dead: every later call that needs the
+ *                   daemon returns -ECONNRESET too. Close it and reopen.
+ *      -EPROTO      the daemon sent something this library cannot accept
+ *                   (a malformed datagram, a reply of the wrong type or
+ *                   sequence number, an unknown event type). The channel
+ *                   is dead as for -ECONNRESET, with -EPROTO.
+ *      -ETIMEDOUT   the request timeout (cmc_set_request_timeout()) ran
+ *                   out; the channel is dead as above, with -ETIMEDOUT.
+ *      -ENOMEM      the library could not allocate. When that happens
+ *                   while queueing an event, the channel is dead as above
+ *                   (with -ENOMEM), because an event may never be lost.
+ *    A request the daemon refuses returns the daemon's status: -EINVAL
+ *    (the id's state does not allow the call, or a bad argument; nothing
+ *    changed), -ENOENT (no such id), -EADDRINUSE (LISTEN: another listener
+ *    claims that service id), -EHOSTUNREACH / -ENETUNREACH (CONNECT: no
+ *    route), -EMFILE (the daemon's per-client id limit), -EPERM.
+ *    cmc_strerror() turns any of these into text.
+ *
+ *  - Requests are synchronous. Each call sends one request and waits for
+ *    its reply. Events that arrive meanwhile are queued inside the library,
+ *    in order, for later cmc_get_event() calls; none is ever dropped
+ *    (except those of destroyed ids, see cmc_destroy_id()).
+ *
+ *  - Threads. A channel, its ids and its events are NOT thread-safe: the
+ *    application must not call into one channel from two threads at once
+ *    (cmc_ack_event() and cmc_destroy_id() included). Use one channel per
+ *    thread, or a lock of your own around every call. Different channels
+ *    are independent.
+ *
+ *  - Memory. The library allocates channels, ids and events and frees
+ *    them in cmc_close(), cmc_destroy_id() and cmc_ack_event(). Parameters
+ *    passed in (private data, names) are copied before the call returns.
+ *
+ *  - Lesson 2 of DESIGN.md: the daemon hands out at most one event per id
+ *    that the application has not acked. The next event of an id comes
+ *    only after cmc_ack_event() of the previous one, so ack promptly.
+ */
+#ifndef CMCLIENT_H
+#define CMCLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The socket the daemon listens on when neither argument nor
+ * $CMD_SOCKET names one. */
+#define CMC_DEFAULT_SOCKET "/run/cmd/cmd.sock"
+/* Longest client name (shown by cmctl), NUL excluded. */
+#define CMC_NAME_MAX 31
+#define CMC_DEV_NAME_SIZE 64
+#define CMC_GID_SIZE 16
+
+/* Private data limits per message (IBTA ch. 12, Tables 106-120). */
+#define CMC_REQ_PRIVATE_DATA_SIZE 92
+#define CMC_MRA_PRIVATE_DATA_SIZE 222
+#define CMC_REJ_PRIVATE_DATA_SIZE 148
+#define CMC_REJ_ARI_SIZE 72
+#define CMC_REP_PRIVATE_DATA_SIZE 196
+#define CMC_RTU_PRIVATE_DATA_SIZE 224
+#define CMC_DREQ_PRIVATE_DATA_SIZE 220
+#define CMC_DREP_PRIVATE_DATA_SIZE 224
+#define CMC_LAP_PRIVATE_DATA_SIZE 168
+#define CMC_APR_PRIVATE_DATA_SIZE 148
+#define CMC_APR_INFO_SIZE 72
+#define CMC_SIDR_REQ_PRIVATE_DATA_SIZE 216
+#define CMC_SIDR_REP_PRIVATE_DATA_SIZE 136
+
+/* Opaque handles. */
+struct cmc_channel;
+struct cmc_id;
+
+/* ---------------------------------------------------------------------
+ * Channel
+ */
+
+/*
+ * Connect to the daemon at socket_path (NULL: $CMD_SOCKET if set, else
+ * CMC_DEFAULT_SOCKET) and introduce the client as name (NULL or "": the
+ * program's name; longer than CMC_NAME_MAX: truncated). Negotiates the
+ * protocol version (HELLO). On success *chp is the new channel.
+ * Errors: -ENOENT / -ECONNREFUSED (no daemon listens there), -EACCES,
+ * -EPROTONOSUPPORT (the daemon speaks no protocol version this library
+ * does: upgrade one of them), -EPROTO, -ECONNRESET, -ENOMEM, -EINVAL.
+ */
+int cmc_open(const char *socket_path, const char *name,
+	     struct cmc_channel **chp);
+
+/*
+ * As cmc_open(), over fd, an already connected SOCK_SEQPACKET socket (a
+ * socketpair in tests, a socket handed over by a supervisor). The channel
+ * owns fd from then on, also on failure (fd is closed then), and makes it
+ * non-blocking and close-on-exec.
+ */
+int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp);
+
+/*
+ * Close the channel: every id still open is released locally (the daemon
+ * destroys them as cmc_destroy_id() would, sending REJ/DREQ/DREP as their
+ * state requires), queued events are freed. Events the application still
+ * holds stay valid until acked (cmc_ack_event() then only frees them). NULL
+ * is allowed.
+ */
+void cmc_close(struct cmc_channel *ch);
+
+/*
+ * A file descriptor for the application's poll/epoll/libev loop. It is
+ * readable whenever an event may be ready: when the daemon's socket has
+ * data, and also while events already sit in the library's queue (e.g.
+ * queued during a synchronous request), so a level-triggered loop never
+ * stalls. Internally it is an epoll fd over the socket and an eventfd.
+ * Readable does not promise an event: after it fires, call
+ * cmc_get_event(ch, &ev, 0) until it returns -EAGAIN. With an
+ * edge-triggered loop, always drain that way. Do not read, write or close
+ * it. Valid until cmc_close().
+ */
+int cmc_fd(const struct cmc_channel *ch);
+
+/* The number of events queued inside the library, ready to be returned
+ * without reading the socket. */
+unsigned int cmc_event_pending(const struct cmc_channel *ch);
+
+/*
+ * Bound how long a request waits for its reply, in milliseconds; -1 (the
+ * default) waits forever. A daemon that dies is always noticed at once
+ * (-ECONNRESET); this only guards against a daemon that hangs. When it
+ * fires, the channel is dead (-ETIMEDOUT).
+ */
+void cmc_set_request_timeout(struct cmc_channel *ch, int timeout_ms);
+
+/* The protocol version negotiated with the daemon, and its version text
+ * and limits (ids one client may hold; events queued per client). */
+struct cmc_daemon_info {
+	unsigned int proto_version;
+	unsigned int max_ids;
+	unsigned int max_events;
+	char version[32];
+};
+void cmc_daemon_info(const struct cmc_channel *ch,
+		     struct cmc_daemon_info *info);
+
+/* Text for a negative return value of this library. Never NULL. */
+const char *cmc_strerror(int err);
+
+/* ---------------------------------------------------------------------
+ * Ids
+ */
+
+enum cmc_qp_type {
+	CMC_QP_RC = 1,
+	CMC_QP_UC = 2,
+	CMC_QP_UD = 3, /* SIDR only */
+};
+
+/* The CM states (IBTA ch. 12), as cmc_query_id() and cmc_list() report. */
+enum cmc_state {
+	CMC_STATE_IDLE = 0,
+	CMC_STATE_LISTEN = 1,
+	CMC_STATE_REQ_SENT = 2,
+	CMC_STATE_REQ_RCVD = 3,
+	CMC_STATE_MRA_REQ_SENT = 4,
+	CMC_STATE_MRA_REQ_RCVD = 5,
+	CMC_STATE_REP_SENT = 6,
+	CMC_STATE_REP_RCVD = 7,
+	CMC_STATE_MRA_REP_SENT = 8,
+	CMC_STATE_MRA_REP_RCVD = 9,
+	CMC_STATE_ESTABLISHED = 10,
+	CMC_STATE_DREQ_SENT = 11,
+	CMC_STATE_DREQ_RCVD = 12,
+	CMC_STATE_TIMEWAIT = 13,
+	CMC_STATE_SIDR_REQ_SENT = 14,
+	CMC_STATE_SIDR_REQ_RCVD = 15,
+};
+
+enum cmc_lap_state {
+	CMC_LAP_STATE_IDLE = 0,
+	CMC_LAP_STATE_LAP_SENT = 1,
+	CMC_LAP_STATE_LAP_RCVD = 2,
+	CMC_LAP_STATE_MRA_LAP_SENT = 3,
+	CMC_LAP_STATE_MRA_LAP_RCVD = 4,
+};
+
+/*
+ * Create an id in IDLE with the application's context (returned in every
+ * event of the id) and the QP type it will connect (fixed for its life).
+ * Errors: -EINVAL (qp_type), -EMFILE (daemon's per-client limit).
+ */
+int cmc_create_id(struct cmc_channel *ch, void *context,
+		  enum cmc_qp_type qp_type, struct cmc_id **idp);
+
+/*
+ * Destroy an id, in any state. Final (DESIGN.md lesson 3): after this
+ * returns, the library never returns an event of this id, not even one the
+ * daemon sent before, still in the socket or in the library's queue; those
+ * are dropped silently and need no ack. The daemon finishes the protocol
+ * (REJ, DREQ or DREP as the state requires, then timewait) and returns the
+ * listener's credit a passive id held. Events of the id the application
+ * already holds stay readable and must still be acked (which then only
+ * frees them). The handle is invalid afterwards whatever the return value:
+ * 0, or the daemon's error, or -ECONNRESET (the daemon is gone, so the id
+ * is too).
+ */
+int cmc_destroy_id(struct cmc_id *id);
+
+/* The context given at creation or by cmc_set_context(). Any state. */
+void *cmc_get_context(const struct cmc_id *id);
+
+/*
+ * Replace the id's context, here and in the daemon: the id's next event
+ * carries it. An event already delivered keeps the old one. This is how a
+ * passive id, whose REQ_RECEIVED carries its listener's context, gets its
+ * own. Any state.
+ */
+int cmc_set_context(struct cmc_id *id, void *context);
+
+/* The daemon's number for the id (cmctl shows it); never 0. */
+uint32_t cmc_id_num(const struct cmc_id *id);
+
+/* The channel the id belongs to. */
+struct cmc_channel *cmc_id_channel(const struct cmc_id *id);
+
+/* ---------------------------------------------------------------------
+ * Addresses and paths
+ */
+
+/*
+ * A path as the CM negotiated it, from the local side's point of view
+ * (what ibv_qp_attr wants: ah_attr, path_mtu, timeout, pkey_index,
+ * port_num). GIDs are in network byte order as in union ibv_gid.
+ */
+struct cmc_path {
+	uint32_t flow_label; /* 20 bits */
+	uint16_t local_lid; /* 0 on RoCE */
+	uint16_t remote_lid; /* 0 on RoCE */
+	uint16_t pkey;
+	uint16_t pkey_index; /* in the local port's P_Key table */
+	uint8_t port_num; /* 1-based, on device dev_name */
+	uint8_t mtu; /* 1 = 256 ... 5 = 4096, as enum ibv_mtu */
+	uint8_t sl;
+	uint8_t traffic_class;
+	uint8_t hop_limit;
+	uint8_t packet_rate; /* IBTA code, as enum ibv_rate; 0 = port rate */
+	/* The QP's ACK timeout exponent (ibv_qp_attr.timeout). */
+	uint8_t local_ack_timeout;
+	uint8_t sgid_index;
+	uint8_t grh; /* 1: packets carry a GRH (always on RoCE) */
+	uint8_t packet_life_time;
+	uint8_t reserved[2];
+	uint8_t local_gid[CMC_GID_SIZE];
+	uint8_t remote_gid[CMC_GID_SIZE];
+	char dev_name[CMC_DEV_NAME_SIZE];
+};
+
+/* How a destination is named. */
+enum cmc_af {
+	CMC_AF_GID = 1, /* native IB addressing (or a RoCE GID) */
+	CMC_AF_IPV4 = 2, /* the RoCE port holding this address */
+	CMC_AF_IPV6 = 3,
+	CMC_AF_LID = 4, /* a port on the local IB subnet, no GRH */
+};
+
+struct cmc_addr {
+	enum cmc_af family;
+	uint16_t lid; /* CMC_AF_LID */
+	/* CMC_AF_GID: the GID; CMC_AF_IPV6: struct in6_addr bytes;
+	 * CMC_AF_IPV4: struct in_addr bytes in addr[0..3]. */
+	uint8_t addr[16];
+};
+
+/* Which local port(s) an id uses. */
+enum cmc_sel {
+	CMC_SEL_ANY = 0, /* all ports (listen) / the daemon picks (connect) */
+	CMC_SEL_PORT = 1, /* dev_name and port_num; port 0 = all its ports */
+	CMC_SEL_GID = 2, /* the port owning gid */
+};
+
+struct cmc_port_sel {
+	enum cmc_sel kind;
+	uint8_t port_num;
+	uint8_t gid[CMC_GID_SIZE];
+	char dev_name[CMC_DEV_NAME_SIZE];
+};
+
+/* Path attributes a connect may force; a flag marks each one set. */
+enum cmc_path_flag {
+	CMC_PATH_MTU = 1u << 0,
+	CMC_PATH_PKEY = 1u << 1,
+	CMC_PATH_SL = 1u << 2,
+	CMC_PATH_TRAFFIC_CLASS = 1u << 3,
+	CMC_PATH_HOP_LIMIT = 1u << 4,
+	CMC_PATH_FLOW_LABEL = 1u << 5,
+	CMC_PATH_PACKET_RATE = 1u << 6,
+	CMC_PATH_LOCAL_ACK_TIMEOUT = 1u << 7,
+};
+
+struct cmc_path_override {
+	uint32_t flags; /* enum cmc_path_flag; other members only if set */
+	uint32_t flow_label;
+	uint16_t pkey;
+	uint8_t mtu;
+	uint8_t sl;
+	uint8_t traffic_class;
+	uint8_t hop_limit;
+	uint8_t packet_rate;
+	uint8_t local_ack_timeout;
+};
+
+/* ---------------------------------------------------------------------
+ * Passive side
+ */
+
+/*
+ * Listen: the id (IDLE) receives a REQ_RECEIVED event, on a new id, for
+ * every REQ whose service id matches service_id under service_mask (UD
+ * ids: SIDR_REQ_RECEIVED). service_id must have no bit outside the mask;
+ * mask ~0 listens on exactly one service id. backlog (>= 1) is a credit
+ * (lesson 1): at most that many REQ_RECEIVED not yet answered by
+ * cmc_accept(), cmc_reject() or cmc_destroy_id() of the new id. Further
+ * REQs are held by the daemon (with an MRA) and handed out as credit
+ * returns. port selects the local ports; NULL means all.
+ * Errors: -EINVAL (state, backlog 0, bits outside the mask),
+ * -EADDRINUSE (a listener already claims it), -ENODEV (no such port).
+ */
+int cmc_listen(struct cmc_id *id, uint64_t service_id, uint64_t service_mask,
+	       unsigned int backlog, const struct cmc_port_sel *port);
+
+/*
+ * Accept a REQ_RECEIVED id (REQ_RCVD or MRA_REQ_SENT): send the REP. Gives
+ * the listener's credit back. Move the QP to RTR before (the peer may send
+ * as soon as it has the REP) and to RTS after; cmc_modify_qp() does both.
+ * The passive side then gets ESTABLISHED (or REJ_RECEIVED/CONNECT_ERROR).
+ */
+struct cmc_accept_param {
+	uint32_t qp_num; /* the application's QP, >= 2 */
+	uint32_t start_psn; /* 24 bits: our send queue starts here */
+	/* RDMA reads/atomics we accept as target (<= the REQ's initiator
+	 * depth) and issue as initiator (<= the REQ's responder resources). */
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t target_ack_delay; /* 5-bit exponent */
+	uint8_t failover; /* 0 accepted, 1 not supported, 2 rejected */
+	uint8_t flow_control; /* 0 or 1 */
+	uint8_t rnr_retry_count; /* 0..7 (7 = infinite), the peer's */
+	uint8_t srq; /* 0 or 1 */
+	uint8_t private_data_len; /* <= CMC_REP_PRIVATE_DATA_SIZE */
+	const void *private_data;
+};
+int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *param);
+
+/*
+ * Reject a received REQ (returning its credit) or REP: send a REJ with an
+ * IBTA Table 109 reason (28 = consumer defined is the usual one), optional
+ * additional rejection information and private data.
+ * Errors: -EINVAL (state, reason outside 1..35, lengths).
+ */
+int cmc_reject(struct cmc_id *id, unsigned int reason, const void *ari,
+	       uint8_t ari_len, const void *private_data,
+	       uint8_t private_data_len);
+
+/*
+ * Tell the daemon the QP saw IBV_EVENT_COMM_EST: the peer's data came
+ * before its RTU (REP_SENT). The id becomes ESTABLISHED; its ESTABLISHED
+ * event follows. Errors: -EINVAL (state).
+ */
+int cmc_notify_established(struct cmc_id *id);
+
+/* ---------------------------------------------------------------------
+ * Active side
+ */
+
+/*
+ * Connect an RC or UC id (IDLE): send a REQ. Exactly one first outcome
+ * follows: REP_RECEIVED, REJ_RECEIVED or CONNECT_ERROR. The QP must exist
+ * (its number goes into the REQ); move it to INIT with cmc_modify_qp()
+ * right after cmc_connect() returns (the daemon has chosen the port by
+ * then) or on REP_RECEIVED, then to RTR and RTS, then cmc_rtu().
+ * Timeouts are IBTA 5-bit exponents (4.096 us * 2^t); zero values for
+ * max_cm_retries and the CM response timeouts take the daemon's defaults.
+ */
+struct cmc_conn_param {
+	/* rdma_cm peers listen on 0x0000000001060000 | TCP port and expect
+	 * the CMA header at the start of the private data; helpers for that
+	 * addressing are to come (issue 6). */
+	uint64_t service_id;
+	struct cmc_addr dst;
+	struct cmc_port_sel src; /* kind CMC_SEL_ANY: the daemon picks */
+	uint32_t qp_num; /* >= 2 */
+	uint32_t start_psn; /* 24 bits */
+	uint8_t responder_resources; /* RDMA reads we serve as target */
+	uint8_t initiator_depth; /* RDMA reads we issue at once */
+	uint8_t flow_control; /* 0 or 1 */
+	uint8_t retry_count; /* 0..7 */
+	uint8_t rnr_retry_count; /* 0..7 (7 = infinite), the peer's */
+	uint8_t srq; /* 0 or 1 */
+	uint8_t max_cm_retries; /* 0..15 */
+	uint8_t local_cm_response_timeout; /* 0..31: how fast we answer */
+	uint8_t remote_cm_response_timeout; /* 0..31: how long we wait */
+	uint8_t private_data_len; /* <= CMC_REQ_PRIVATE_DATA_SIZE */
+	const void *private_data;
+	struct cmc_path_override path; /* flags 0: take the resolved path */
+};
+int cmc_connect(struct cmc_id *id, const struct cmc_conn_param *param);
+
+/*
+ * Confirm a REP_RECEIVED (REP_RCVD, MRA_REP_SENT) once the QP is in RTS:
+ * send the RTU. The id is ESTABLISHED when this returns 0; no event
+ * follows on this side. Errors: -EINVAL (state, length).
+ */
+int cmc_rtu(struct cmc_id *id, const void *private_data,
+	    uint8_t private_data_len);
+
+/* ---------------------------------------------------------------------
+ * Both sides
+ */
+
+/*
+ * Ask the peer for more time to answer the REQ, REP or LAP this id
+ * received: send an MRA with service_timeout (5-bit exponent).
+ */
+int cmc_mra(struct cmc_id *id, uint8_t service_timeout,
+	    const void *private_data, uint8_t private_data_len);
+
+/*
+ * ESTABLISHED: send a DREQ (DREP_RECEIVED or DISCONNECT_TIMEOUT follows,
+ * then TIMEWAIT_EXIT). DREQ_RCVD: send the DREP (TIMEWAIT_EXIT follows).
+ * Private data up to CMC_DREQ_PRIVATE_DATA_SIZE in both cases.
+ * Errors: -EINVAL (state, length).
+ */
+int cmc_disconnect(struct cmc_id *id, const void *private_data,
+		   uint8_t private_data_len);
+
+/*
+ * Propose alt_path as the ESTABLISHED connection's alternate path (LAP);
+ * APR_RECEIVED answers. alt_path's mtu, pkey, pkey_index and
+ * packet_life_time are not sent; dev_name "" means the primary's device.
+ */
+int cmc_lap(struct cmc_id *id, const struct cmc_path *alt_path,
+	    const void *private_data, uint8_t private_data_len);
+
+/* Answer a LAP_RECEIVED with an IBTA Table 117 status (0 = success). */
+int cmc_apr(struct cmc_id *id, uint8_t ap_status, const void *info,
+	    uint8_t info_len, const void *private_data,
+	    uint8_t private_data_len);
+
+/*
+ * UD ids: resolve service_id at dst to a QPN and Q_Key (SIDR_REQ).
+ * SIDR_REP_RECEIVED or CONNECT_ERROR follows. pkey 0: the port's default;
+ * retries and timeout 0: the daemon's defaults.
+ */
+struct cmc_sidr_param {
+	uint64_t service_id;
+	struct cmc_addr dst;
+	struct cmc_port_sel src;
+	uint16_t pkey;
+	uint8_t max_cm_retries;
+	uint8_t cm_response_timeout;
+	uint8_t private_data_len; /* <= CMC_SIDR_REQ_PRIVATE_DATA_SIZE */
+	const void *private_data;
+};
+int cmc_sidr_req(struct cmc_id *id, const struct cmc_sidr_param *param);
+
+/* Answer a SIDR_REQ_RECEIVED: IBTA Table 121 status, our UD QP's number
+ * and Q_Key (meaningful with status 0). */
+int cmc_sidr_rep(struct cmc_id *id, uint8_t status, uint32_t qpn, uint32_t qkey,
+		 const void *private_data, uint8_t private_data_len);
+
+/* ---------------------------------------------------------------------
+ * Events
+ */
+
+enum cmc_event_type {
+	/* A new passive id's first event: ev->id is the new id, ev->listen_id
+	 * the listener, ev->context the listener's context. Answer with
+	 * cmc_accept() or cmc_reject(); set the id's own context with
+	 * cmc_set_context(). */
+	CMC_EVENT_REQ_RECEIVED = 1,
+	/* Active side: answer with RTR/RTS and cmc_rtu() (or cmc_reject()). */
+	CMC_EVENT_REP_RECEIVED = 2,
+	/* Passive side: the RTU came (or cmc_notify_established()). */
+	CMC_EVENT_ESTABLISHED = 3,
+	CMC_EVENT_REJ_RECEIVED = 4,
+	/* No answer or no route; status says why (-ETIMEDOUT, ...). */
+	CMC_EVENT_CONNECT_ERROR = 5,
+	/* The peer needs more time; informational. */
+	CMC_EVENT_MRA_RECEIVED = 6,
+	/* Answer with cmc_disconnect(), which sends the DREP. */
+	CMC_EVENT_DREQ_RECEIVED = 7,
+	CMC_EVENT_DREP_RECEIVED = 8,
+	/* Our DREQ went unanswered; the id is in timewait anyway. */
+	CMC_EVENT_DISCONNECT_TIMEOUT = 9,
+	/* Timewait is over: the QP may be reused. */
+	CMC_EVENT_TIMEWAIT_EXIT = 10,
+	CMC_EVENT_LAP_RECEIVED = 11,
+	CMC_EVENT_APR_RECEIVED = 12, /* status -ETIMEDOUT: no APR came */
+	/* A new passive UD id's first event, like REQ_RECEIVED. */
+	CMC_EVENT_SIDR_REQ_RECEIVED = 13,
+	CMC_EVENT_SIDR_REP_RECEIVED = 14,
+	CMC_EVENT_PORT_ERROR = 15, /* -ENETDOWN; the id stays */
+	CMC_EVENT_DEVICE_REMOVAL = 16, /* -ENODEV; destroy the id */
+};
+
+/* Bodies. Received private data is always the message's whole area
+ * (private_data_len = its size): the wire does not say how much of it the
+ * peer meant. */
+struct cmc_ev_req {
+	uint32_t listen_id; /* cmc_id_num() of ev->listen_id */
+	uint32_t remote_comm_id;
+	uint32_t remote_qpn;
+	uint32_t start_psn; /* the peer's: our QP's RQ PSN */
+	uint64_t service_id;
+	uint64_t remote_ca_guid;
+	uint8_t qp_type; /* enum cmc_qp_type: RC or UC */
+	/* The requester's values: its responder resources bound our
+	 * initiator depth and its initiator depth our responder resources. */
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t flow_control;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count; /* ours to use */
+	uint8_t srq;
+	uint8_t private_data_len;
+	struct cmc_path path; /* reversed to our point of view */
+	uint8_t private_data[CMC_REQ_PRIVATE_DATA_SIZE];
+	uint8_t reserved[4];
+};
+
+struct cmc_ev_rep {
+	uint32_t remote_qpn;
+	uint32_t start_psn;
+	uint64_t remote_ca_guid;
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t target_ack_delay;
+	uint8_t failover;
+	uint8_t flow_control;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint8_t private_data_len;
+	struct cmc_path path;
+	uint8_t private_data[CMC_REP_PRIVATE_DATA_SIZE];
+	uint8_t reserved[4];
+};
+
+struct cmc_ev_established {
+	uint8_t private_data_len; /* 0 after cmc_notify_established() */
+	uint8_t reserved[7];
+	uint8_t private_data[CMC_RTU_PRIVATE_DATA_SIZE];
+};
+
+struct cmc_ev_rej {
+	uint16_t reason; /* IBTA Table 109 */
+	uint8_t ari_len;
+	uint8_t private_data_len;
+	uint8_t reserved[4];
+	uint8_t ari[CMC_REJ_ARI_SIZE];
+	uint8_t private_data[CMC_REJ_PRIVATE_DATA_SIZE];
+	uint8_t reserved1[4];
+};
+
+/* The CM message an event refers to. */
+enum cmc_cm_msg {
+	CMC_CM_MSG_NONE = 0,
+	CMC_CM_MSG_REQ = 1,
+	CMC_CM_MSG_MRA = 2,
+	CMC_CM_MSG_REJ = 3,
+	CMC_CM_MSG_REP = 4,
+	CMC_CM_MSG_RTU = 5,
+	CMC_CM_MSG_DREQ = 6,
+	CMC_CM_MSG_DREP = 7,
+	CMC_CM_MSG_LAP = 8,
+	CMC_CM_MSG_APR = 9,
+	CMC_CM_MSG_SIDR_REQ = 10,
+	CMC_CM_MSG_SIDR_REP = 11,
+};
+
+struct cmc_ev_connect_error {
+	uint8_t msg; /* enum cmc_cm_msg that went unanswered, or NONE */
+	uint8_t reserved[7];
+};
+
+struct cmc_ev_mra {
+	uint8_t service_timeout;
+	uint8_t msg; /* enum cmc_cm_msg: REQ, REP or LAP */
+	uint8_t reserved[6];
+};
+
+struct cmc_ev_dreq {
+	uint8_t private_data_len;
+	uint8_t reserved[7];
+	uint8_t private_data[CMC_DREQ_PRIVATE_DATA_SIZE];
+	uint8_t reserved1[4];
+};
+
+struct cmc_ev_drep {
+	uint8_t private_data_len;
+	uint8_t reserved[7];
+	uint8_t private_data[CMC_DREP_PRIVATE_DATA_SIZE];
+};
+
+struct cmc_ev_lap {
+	struct cmc_path alt_path;
+	uint8_t private_data_len;
+	uint8_t reserved[7];
+	uint8_t private_data[CMC_LAP_PRIVATE_DATA_SIZE];
+};
+
+struct cmc_ev_apr {
+	uint8_t ap_status; /* IBTA Table 117 */
+	uint8_t info_len;
+	uint8_t private_data_len;
+	uint8_t reserved[5];
+	uint8_t info[CMC_APR_INFO_SIZE];
+	uint8_t private_data[CMC_APR_PRIVATE_DATA_SIZE];
+	uint8_t reserved1[4];
+};
+
+struct cmc_ev_sidr_req {
+	uint32_t listen_id;
+	uint8_t private_data_len;
+	uint8_t reserved[3];
+	uint64_t service_id;
+	struct cmc_path path;
+	uint8_t private_data[CMC_SIDR_REQ_PRIVATE_DATA_SIZE];
+};
+
+struct cmc_ev_sidr_rep {
+	uint32_t qpn;
+	uint32_t qkey;
+	uint8_t status; /* IBTA Table 121 */
+	uint8_t private_data_len;
+	uint8_t reserved[6];
+	struct cmc_path path;
+	uint8_t private_data[CMC_SIDR_REP_PRIVATE_DATA_SIZE];
+};
+
+struct cmc_ev_port {
+	uint8_t port_num;
+	uint8_t reserved[7];
+	char dev_name[CMC_DEV_NAME_SIZE];
+};
+
+/*
+ * One event, owned by the application from cmc_get_event() until
+ * cmc_ack_event(). Read-only.
+ */
+struct cmc_event {
+	struct cmc_id *id;
+	/* REQ_RECEIVED and SIDR_REQ_RECEIVED: the listener, or NULL if it
+	 * was destroyed before this event was returned; otherwise NULL. */
+	struct cmc_id *listen_id;
+	/* The id's context when the daemon sent the event (the listener's
+	 * for REQ_RECEIVED and SIDR_REQ_RECEIVED). */
+	void *context;
+	enum cmc_event_type type;
+	int status; /* 0 or a negative errno */
+	union {
+		struct cmc_ev_req req;
+		struct cmc_ev_rep rep;
+		struct cmc_ev_established established;
+		struct cmc_ev_rej rej;
+		struct cmc_ev_connect_error connect_error;
+		struct cmc_ev_mra mra;
+		struct cmc_ev_dreq dreq;
+		struct cmc_ev_drep drep;
+		struct cmc_ev_lap lap;
+		struct cmc_ev_apr apr;
+		struct cmc_ev_sidr_req sidr_req;
+		struct cmc_ev_sidr_rep sidr_rep;
+		struct cmc_ev_port port; /* PORT_ERROR, DEVICE_REMOVAL */
+	} u; /* by type; DISCONNECT_TIMEOUT and TIMEWAIT_EXIT have none */
+};
+
+/*
+ * The next event of any id, oldest first. timeout_ms: 0 polls, -1 waits
+ * forever. Returns 0 with *evp set, or -EAGAIN when no event came in time,
+ * or a channel error. Events of destroyed ids are never returned. Events
+ * read before the channel died are still returned, then the error.
+ * Events of ids this library does not know (other than a new passive id's
+ * first) are dropped.
+ */
+int cmc_get_event(struct cmc_channel *ch, struct cmc_event **evp,
+		  int timeout_ms);
+
+/*
+ * The next event of one id. Events of other ids that arrive meanwhile are
+ * queued, in order, for later cmc_get_event() calls; none is lost or
+ * reordered. Returns as cmc_get_event(), and -EINVAL for a destroyed id.
+ */
+int cmc_get_event_id(struct cmc_channel *ch, struct cmc_id *id,
+		     struct cmc_event **evp, int timeout_ms);
+
+/*
+ * Ack an event and free it. The daemon sends the id's next event only
+ * after this (lesson 2). Ack every event exactly once. Acking an event of
+ * a destroyed id, or after the channel died or was closed, only frees it
+ * and returns 0. Otherwise returns 0 or a channel error (the event is
+ * freed in every case). NULL is allowed.
+ */
+int cmc_ack_event(struct cmc_event *ev);
+
+/* "REQ_RECEIVED", ... ("UNKNOWN" outside the enum). */
+const char *cmc_event_str(enum cmc_event_type type);
+
+/* ---------------------------------------------------------------------
+ * Introspection
+ */
+
+struct cmc_id_info {
+	uint32_t id;
+	uint32_t listen_id;
+	uint64_t context;
+	uint64_t service_id;
+	uint64_t service_mask;
+	uint64_t remote_ca_guid;
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint32_t local_qpn; /* 0 until CONNECT or ACCEPT */
+	uint32_t remote_qpn; /* 0 until the REQ or REP came */
+	uint32_t local_psn; /* our SQ PSN */
+	uint32_t remote_psn; /* the peer's: our RQ PSN */
+	uint32_t qkey;
+	uint32_t backlog;
+	uint32_t credits_in_use;
+	uint32_t held_reqs;
+	uint8_t state; /* enum cmc_state */
+	uint8_t lap_state; /* enum cmc_lap_state */
+	uint8_t qp_type; /* enum cmc_qp_type */
+	/* Negotiated, for our QP: max_dest_rd_atomic and max_rd_atomic. */
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t target_ack_delay;
+	uint8_t failover;
+	uint8_t flow_control;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint8_t max_cm_retries;
+	uint8_t local_cm_response_timeout;
+	uint8_t remote_cm_response_timeout;
+	uint8_t has_alt_path;
+	uint8_t reserved;
+	struct cmc_path path;
+	struct cmc_path alt_path;
+};
+
+/* Ask the daemon about one of our ids (any state). */
+int cmc_query_id(struct cmc_id *id, struct cmc_id_info *info);
+
+/* LIST and COUNTERS walk the daemon in batches (for cmctl). */
+enum cmc_list_filter {
+	CMC_LIST_LISTENERS = 1,
+	CMC_LIST_CONNECTIONS = 2,
+	CMC_LIST_ALL = 3,
+};
+
+#define CMC_LIST_BATCH_MAX 63
+struct cmc_list_entry {
+	uint32_t id;
+	uint8_t state;
+	uint8_t lap_state;
+	uint8_t qp_type;
+	uint8_t reserved;
+	uint64_t service_id;
+	uint64_t service_mask;
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint32_t owner_pid;
+	uint32_t owner_uid;
+	uint32_t backlog;
+	uint32_t credits_in_use;
+	uint8_t remote_gid[CMC_GID_SIZE];
+};
+
+/*
+ * One batch of the daemon's ids (every client's). *cursor is 0 for the
+ * first batch and is updated for the next; it is 0 again when the walk is
+ * done. entries must hold CMC_LIST_BATCH_MAX. Returns the number of
+ * entries filled (0..CMC_LIST_BATCH_MAX) or an error.
+ */
+int cmc_list(struct cmc_channel *ch, enum cmc_list_filter filter,
+	     uint64_t *cursor, struct cmc_list_entry *entries);
+
+enum cmc_counter_scope {
+	CMC_COUNTERS_GLOBAL = 1,
+	CMC_COUNTERS_PORT = 2, /* dev_name and port_num name the port */
+	CMC_COUNTERS_CLIENT = 3, /* this channel's own */
+};
+
+#define CMC_COUNTERS_BATCH_MAX 101
+struct cmc_counter {
+	char name[32]; /* stable across releases */
+	uint64_t value;
+};
+
+/* One batch of counters, walked like cmc_list(). dev_name and port_num
+ * are for CMC_COUNTERS_PORT only (NULL and 0 otherwise). entries must hold
+ * CMC_COUNTERS_BATCH_MAX. */
+int cmc_counters(struct cmc_channel *ch, enum cmc_counter_scope scope,
+		 const char *dev_name, uint8_t port_num, uint64_t *cursor,
+		 struct cmc_counter *entries);
+
+/* "ESTABLISHED", ... ("UNKNOWN" outside the enum). */
+const char *cmc_state_str(enum cmc_state state);
+
+/* ---------------------------------------------------------------------
+ * QP helpers (what the kernel's ib_cm_init_qp_attr computes)
+ */
+
+/*
+ * Compute the attributes and mask that move an RC or UC QP to target
+ * (IBV_QPS_INIT, IBV_QPS_RTR or IBV_QPS_RTS) for this connection, from
+ * what the handshake negotiated. The library keeps those values from
+ * CONNECT/ACCEPT and the REQ_RECEIVED/REP_RECEIVED events, and asks the
+ * daemon (QUERY_ID) for what it lacks, e.g. the port for INIT right after
+ * cmc_connect(). *attr is overwritten.
+ *   INIT: port, P_Key index, access (remote write; remote read and atomic
+ *         too when RC and responder resources > 0). The application may OR
+ *         IBV_ACCESS_LOCAL_WRITE etc. in before applying.
+ *   RTR:  path MTU, dest QPN, RQ PSN, address vector (DLID, SL, rate; GRH
+ *         with DGID, SGID index, hop limit, traffic class, flow label when
+ *         the path has one: always on RoCE); RC adds max_dest_rd_atomic
+ *         and min_rnr_timer (0, as the kernel). An alternate path loaded by
+ *         LAP/APR is added as IBV_QP_ALT_PATH.
+ *   RTS:  SQ PSN; RC adds timeout (the path's local ACK timeout), retry
+ *         count, RNR retry count, max_rd_atomic. Needs cmc_connect() or
+ *         cmc_accept() first (the SQ PSN is the one they announced).
+ * Errors: -EINVAL (target not INIT/RTR/RTS, or the state does not allow
+ * it: INIT needs a connection under way, RTR the peer's REQ or REP), 
+ * -EOPNOTSUPP (UD ids: set up UD QPs yourself from SIDR_REP_RECEIVED),
+ * channel errors from QUERY_ID.
+ */
+int cmc_init_qp_attr(struct cmc_id *id, enum ibv_qp_state target,
+		     struct ibv_qp_attr *attr, int *mask);
+
+/* cmc_init_qp_attr(), then ibv_modify_qp(); its error as -errno. */
+int cmc_modify_qp(struct cmc_id *id, struct ibv_qp *qp,
+		  enum ibv_qp_state target);
+
+/*
+ * The pure computation behind cmc_init_qp_attr(), over an id_info as
+ * cmc_query_id() returns it (state, qp_type, local/remote QPN and PSN,
+ * responder resources, initiator depth, retry counts, path, alternate
+ * path). No I/O; the same errors but channel ones.
+ */
+int cmc_qp_attr_from_info(const struct cmc_id_info *info,
+			  enum ibv_qp_state target, struct ibv_qp_attr *attr,
+			  int *mask);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

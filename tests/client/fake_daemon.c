@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/* The fake daemon of fake_daemon.h. */
+#include "fake_daemon.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int fake_send_locked(struct fake *f, const struct cmp_msg *m)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	ssize_t len = cmp_encode(m, buf, sizeof(buf));
+	const char *why;
+
+	if (len < 0) {
+		/* A test bug: say so rather than leave the client waiting. */
+		fprintf(stderr, "fake daemon: cannot encode %s: %s\n",
+			cmp_type_name((enum cmp_type)m->hdr.type),
+			cmp_check(m, &why) ? why : "?");
+		return (int)len;
+	}
+	if (f->dead)
+		return -EPIPE;
+	if (send(f->fd, buf, (size_t)len, MSG_NOSIGNAL) != len)
+		return -errno;
+	return 0;
+}
+
+int fake_send_msg(struct fake *f, const struct cmp_msg *m)
+{
+	int ret;
+
+	pthread_mutex_lock(&f->lock);
+	ret = fake_send_locked(f, m);
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+int fake_send_raw(struct fake *f, const void *buf, size_t len)
+{
+	ssize_t r;
+
+	pthread_mutex_lock(&f->lock);
+	r = f->dead ? -1 : send(f->fd, buf, len, MSG_NOSIGNAL);
+	pthread_mutex_unlock(&f->lock);
+	return r == (ssize_t)len ? 0 : -EIO;
+}
+
+void fake_die(struct fake *f)
+{
+	pthread_mutex_lock(&f->lock);
+	if (!f->dead) {
+		f->dead = true;
+		shutdown(f->fd, SHUT_RDWR);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+int fake_reply(struct fake *f, const struct cmp_msg *req, int32_t status,
+	       struct cmp_msg *body)
+{
+	struct cmp_msg m;
+	enum cmp_type type = cmp_reply_type((enum cmp_type)req->hdr.type);
+
+	if (body)
+		m = *body;
+	else
+		memset(&m, 0, sizeof(m));
+	m.hdr.version =
+		type == CMP_TYPE_HELLO_REPLY ? CMP_VERSION_HELLO : CMP_VERSION;
+	m.hdr.type = type;
+	m.hdr.seq = req->hdr.seq;
+	m.hdr.length = 0;
+	m.hdr.rsvd0 = 0;
+	m.reply.status = status;
+	if (status && type != CMP_TYPE_HELLO_REPLY)
+		memset(m.body + sizeof(int32_t), 0,
+		       sizeof(m.body) - sizeof(int32_t));
+	return fake_send_msg(f, &m);
+}
+
+static struct fake_id *fake_id_get(struct fake *f, uint32_t id, bool create)
+{
+	for (unsigned int i = 0; i < f->nids; i++)
+		if (f->ids[i].id == id)
+			return &f->ids[i];
+	if (!create || f->nids == FAKE_MAX_IDS)
+		return NULL;
+	memset(&f->ids[f->nids], 0, sizeof(f->ids[0]));
+	f->ids[f->nids].id = id;
+	f->ids[f->nids].next_seq = 1;
+	return &f->ids[f->nids++];
+}
+
+void fake_event(struct cmp_msg *m, uint32_t id, enum cmp_event_type type,
+		uint64_t context)
+{
+	cmp_msg_init(m, CMP_TYPE_EVENT, 0);
+	m->event.id = id;
+	m->event.type = (uint16_t)type;
+	m->event.context = context;
+}
+
+int fake_push(struct fake *f, struct cmp_msg *ev)
+{
+	struct fake_id *fi;
+	int ret = 0;
+
+	pthread_mutex_lock(&f->lock);
+	fi = fake_id_get(f, ev->event.id, true);
+	if (!fi) {
+		ret = -ENOSPC;
+	} else if (!fi->outstanding) {
+		ev->hdr.seq = fi->next_seq++;
+		fi->outstanding = ev->hdr.seq;
+		ret = fake_send_locked(f, ev);
+	} else if (fi->npending < FAKE_MAX_PENDING) {
+		fi->pending[fi->npending++] = *ev;
+	} else {
+		ret = -ENOSPC;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+/* ACK_EVENT: reply, then release the id's next event (rule 2). */
+static void fake_ack(struct fake *f, const struct cmp_msg *req)
+{
+	struct fake_id *fi;
+	int32_t status = 0;
+
+	pthread_mutex_lock(&f->lock);
+	fi = fake_id_get(f, req->ack_event.id, false);
+	if (!fi)
+		status = -ENOENT;
+	else if (fi->outstanding != req->ack_event.seq)
+		status = -EINVAL;
+	else
+		fi->outstanding = 0;
+	if (!status)
+		f->acks++;
+	pthread_mutex_unlock(&f->lock);
+	fake_reply(f, req, status, NULL);
+	if (status)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (fi->npending) {
+		struct cmp_msg next = fi->pending[0];
+
+		memmove(&fi->pending[0], &fi->pending[1],
+			--fi->npending * sizeof(fi->pending[0]));
+		next.hdr.seq = fi->next_seq++;
+		fi->outstanding = next.hdr.seq;
+		fake_send_locked(f, &next);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void fake_default(struct fake *f, const struct cmp_msg *req)
+{
+	struct cmp_msg r;
+	enum cmp_type type = (enum cmp_type)req->hdr.type;
+	struct fake_id *fi;
+
+	memset(&r, 0, sizeof(r));
+	switch (type) {
+	case CMP_TYPE_HELLO: {
+		uint16_t lo = req->hello.min_version,
+			 hi = req->hello.max_version;
+		int32_t st = 0;
+
+		r.hello_reply.min_version = f->min_version;
+		r.hello_reply.max_version = f->max_version;
+		r.hello_reply.max_ids = 1000;
+		r.hello_reply.max_events = 4096;
+		r.hello_reply.max_msg = CMP_MSG_MAX;
+		strcpy(r.hello_reply.daemon_version, "fake-1.0");
+		if (hi < f->min_version || lo > f->max_version)
+			st = -EPROTONOSUPPORT;
+		else
+			r.hello_reply.version =
+				hi < f->max_version ? hi : f->max_version;
+		fake_reply(f, req, st, &r);
+		return;
+	}
+	case CMP_TYPE_CREATE_ID:
+		if (f->status[type]) {
+			fake_reply(f, req, f->status[type], NULL);
+			return;
+		}
+		pthread_mutex_lock(&f->lock);
+		r.create_id_reply.id = f->next_id++;
+		fake_id_get(f, r.create_id_reply.id, true);
+		pthread_mutex_unlock(&f->lock);
+		fake_reply(f, req, 0, &r);
+		return;
+	case CMP_TYPE_DESTROY_ID:
+		pthread_mutex_lock(&f->lock);
+		fi = fake_id_get(f, req->destroy_id.id, false);
+		if (fi) {
+			fi->npending = 0;
+			fi->outstanding = 0;
+		}
+		pthread_mutex_unlock(&f->lock);
+		fake_reply(f, req, f->status[type], NULL);
+		return;
+	case CMP_TYPE_ACK_EVENT:
+		fake_ack(f, req);
+		return;
+	case CMP_TYPE_QUERY_ID:
+		r.query_id_reply.info = f->query_info;
+		r.query_id_reply.info.id = req->query_id.id;
+		fake_reply(f, req, f->status[type], &r);
+		return;
+	case CMP_TYPE_LIST:
+		r.list_reply.count = req->list.cursor ? 1 : 2;
+		r.list_reply.next_cursor = req->list.cursor ? 0 : 7;
+		for (unsigned int i = 0; i < r.list_reply.count; i++) {
+			r.list_reply.entries[i].id = 10 + i;
+			r.list_reply.entries[i].qp_type = CMP_QP_TYPE_RC;
+			r.list_reply.entries[i].state = CMP_STATE_LISTEN;
+			r.list_reply.entries[i].owner_pid = 42;
+		}
+		fake_reply(f, req, f->status[type], &r);
+		return;
+	case CMP_TYPE_COUNTERS:
+		r.counters_reply.count = 3;
+		for (unsigned int i = 0; i < 3; i++) {
+			strcpy(r.counters_reply.entries[i].name, "req_sent");
+			r.counters_reply.entries[i].name[3] = (char)('a' + i);
+			r.counters_reply.entries[i].value = 100 + i;
+		}
+		fake_reply(f, req, f->status[type], &r);
+		return;
+	default:
+		fake_reply(f, req,
+			   type <= CMP_TYPE_REQUEST_MAX ? f->status[type] :
+							  -EINVAL,
+			   NULL);
+		return;
+	}
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg req;
+	struct pollfd pfd = { .fd = f->fd, .events = POLLIN };
+
+	for (;;) {
+		ssize_t n;
+		bool stop;
+
+		pthread_mutex_lock(&f->lock);
+		stop = f->stop || f->dead;
+		pthread_mutex_unlock(&f->lock);
+		if (stop)
+			break;
+		if (poll(&pfd, 1, 20) <= 0)
+			continue;
+		n = recv(f->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			break;
+		if (cmp_decode(buf, (size_t)n, &req, NULL) ||
+		    !cmp_type_is_request(req.hdr.type)) {
+			pthread_mutex_lock(&f->lock);
+			f->bad_reqs++;
+			pthread_mutex_unlock(&f->lock);
+			continue;
+		}
+		pthread_mutex_lock(&f->lock);
+		if (f->nreqs < FAKE_MAX_REQS)
+			f->reqs[f->nreqs++] = req;
+		pthread_mutex_unlock(&f->lock);
+		if (f->hook && f->hook(f, &req))
+			continue;
+		fake_default(f, &req);
+	}
+	return NULL;
+}
+
+struct fake *fake_start(void)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	int sv[2];
+
+	if (!f)
+		return NULL;
+	f->reqs = calloc(FAKE_MAX_REQS, sizeof(*f->reqs));
+	if (!f->reqs ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		free(f->reqs);
+		free(f);
+		return NULL;
+	}
+	f->fd = sv[0];
+	f->client_fd = sv[1];
+	f->min_version = CMP_VERSION_MIN;
+	f->max_version = CMP_VERSION_MAX;
+	f->next_id = 1;
+	pthread_mutex_init(&f->lock, NULL);
+	if (pthread_create(&f->thread, NULL, fake_main, f)) {
+		close(sv[0]);
+		close(sv[1]);
+		free(f->reqs);
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void fake_stop(struct fake *f)
+{
+	pthread_mutex_lock(&f->lock);
+	f->stop = true;
+	pthread_mutex_unlock(&f->lock);
+	pthread_join(f->thread, NULL);
+	close(f->fd);
+	pthread_mutex_destroy(&f->lock);
+	free(f->reqs);
+	free(f);
+}
+
+unsigned int fake_count(struct fake *f, enum cmp_type type)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&f->lock);
+	for (unsigned int i = 0; i < f->nreqs; i++)
+		n += f->reqs[i].hdr.type == type;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+const struct cmp_msg *fake_last(struct fake *f, enum cmp_type type)
+{
+	const struct cmp_msg *m = NULL;
+
+	pthread_mutex_lock(&f->lock);
+	for (unsigned int i = 0; i < f->nreqs; i++)
+		if (f->reqs[i].hdr.type == type)
+			m = &f->reqs[i];
+	pthread_mutex_unlock(&f->lock);
+	return m;
+}

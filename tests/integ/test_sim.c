@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The product end to end on the simulated fabric: a cmhub process, two cmd
+ * daemons (nodes 1 and 2, IB ports with LIDs 17 and 33) and real clients
+ * through libcmclient. Paths of the programs come from $CMHUB and $CMD;
+ * everything lives in a temporary directory.
+ *
+ * The daemons run with a short packet life time (2^8 * 4.096 us, about a
+ * millisecond) so that retransmissions and timewait take milliseconds, and
+ * a hold limit of 2 REQs per listener beyond its backlog.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cm_mad.h"
+#include "cmclient.h"
+#include "cmp.h"
+
+#define NODE_A_LID 17 /* node 1, port 1: see daemon/xport_sim.c */
+#define NODE_B_LID 33 /* node 2, port 1 */
+#define WAIT_MS 5000
+#define QUIET_MS 300 /* "nothing arrives": how long we look */
+#define MAX_HELD 2
+#define FABRIC_CLEAN "loss=0 dup=0 reorder=0 delay=0-0"
+
+static char dir[64];
+static char hub_sock[96], sock_a[96], sock_b[96];
+static pid_t hub_pid, cmd_a, cmd_b;
+static uint64_t next_sid = 0x1000;
+
+static pid_t spawn(char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait until a Unix socket accepts connections. */
+static int wait_socket(const char *path)
+{
+	for (int i = 0; i < 500; i++) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		int ok;
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+		ok = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
+		close(fd);
+		if (ok)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+static pid_t start_cmd(const char *sock, const char *node)
+{
+	char *cmd = getenv("CMD");
+	char *argv[] = { cmd,
+			 "--sim",
+			 hub_sock,
+			 "--node",
+			 (char *)node,
+			 "--socket",
+			 (char *)sock,
+			 "--packet-life-time",
+			 "8",
+			 "--max-held",
+			 "2",
+			 "--log-level",
+			 getenv("CMD_LOG_LEVEL") ? getenv("CMD_LOG_LEVEL") :
+						   "warn",
+			 NULL };
+
+	return spawn(argv);
+}
+
+static int group_setup(void **state)
+{
+	char *hub = getenv("CMHUB");
+	char *argv[] = { hub, "--seed", "11", hub_sock, NULL };
+
+	if (!hub || !getenv("CMD")) {
+		fprintf(stderr, "CMHUB and CMD must name the programs\n");
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/cmd-sim-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(hub_sock, sizeof(hub_sock), "%s/hub", dir);
+	snprintf(sock_a, sizeof(sock_a), "%s/a.sock", dir);
+	snprintf(sock_b, sizeof(sock_b), "%s/b.sock", dir);
+	hub_pid = spawn(argv);
+	if (wait_socket(hub_sock))
+		return -1;
+	cmd_a = start_cmd(sock_a, "1");
+	cmd_b = start_cmd(sock_b, "2");
+	if (wait_socket(sock_a) || wait_socket(sock_b))
+		return -1;
+	return 0;
+}
+
+static void stop(pid_t pid)
+{
+	int status;
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+}
+
+static int group_teardown(void **state)
+{
+	char path[160];
+
+	stop(cmd_a);
+	stop(cmd_b);
+	stop(hub_pid);
+	snprintf(path, sizeof(path), "%s/hub", dir);
+	unlink(path);
+	unlink(sock_a);
+	unlink(sock_b);
+	rmdir(dir);
+	return 0;
+}
+
+/* Change the hub's fault settings, e.g. "loss=10 dup=5". */
+static void hub_ctl(const char *settings)
+{
+	char cmdline[512];
+
+	snprintf(cmdline, sizeof(cmdline), "%s --ctl %s set %s >/dev/null",
+		 getenv("CMHUB"), hub_sock, settings);
+	assert_int_equal(system(cmdline), 0);
+}
+
+static struct cmc_channel *open_ch(const char *sock)
+{
+	struct cmc_channel *ch = NULL;
+
+	assert_int_equal(cmc_open(sock, "test_sim", &ch), 0);
+	return ch;
+}
+
+/* Wait for the next event of id (or of any id when id is NULL). */
+static struct cmc_event *next_ev(struct cmc_channel *ch, struct cmc_id *id)
+{
+	struct cmc_event *ev = NULL;
+	int rc = id ? cmc_get_event_id(ch, id, &ev, WAIT_MS) :
+		      cmc_get_event(ch, &ev, WAIT_MS);
+
+	if (rc)
+		fail_msg("no event: %s", cmc_strerror(rc));
+	return ev;
+}
+
+static void expect_ev(struct cmc_channel *ch, struct cmc_id *id,
+		      enum cmc_event_type type)
+{
+	struct cmc_event *ev = next_ev(ch, id);
+
+	if (ev->type != type)
+		fail_msg("expected %s, got %s (status %d)", cmc_event_str(type),
+			 cmc_event_str(ev->type), ev->status);
+	assert_int_equal(cmc_ack_event(ev), 0);
+}
+
+static void expect_quiet(struct cmc_channel *ch)
+{
+	struct cmc_event *ev = NULL;
+	int rc = cmc_get_event(ch, &ev, QUIET_MS);
+
+	if (rc == 0)
+		fail_msg("unexpected event %s", cmc_event_str(ev->type));
+	assert_int_equal(rc, -EAGAIN);
+}
+
+static struct cmc_id *listen_on(struct cmc_channel *ch, uint64_t sid,
+				unsigned int backlog, void *ctx)
+{
+	struct cmc_id *id;
+
+	assert_int_equal(cmc_create_id(ch, ctx, CMC_QP_RC, &id), 0);
+	assert_int_equal(cmc_listen(id, sid, ~0ULL, backlog, NULL), 0);
+	return id;
+}
+
+static void conn_param(struct cmc_conn_param *p, uint64_t sid, uint32_t qpn,
+		       const char *pd)
+{
+	memset(p, 0, sizeof(*p));
+	p->service_id = sid;
+	p->dst.family = CMC_AF_LID;
+	p->dst.lid = NODE_B_LID;
+	p->qp_num = qpn;
+	p->start_psn = qpn * 7 & 0xffffff;
+	p->responder_resources = 4;
+	p->initiator_depth = 4;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+	p->max_cm_retries = 5;
+	p->local_cm_response_timeout = 10;
+	p->remote_cm_response_timeout = 10;
+	if (pd) {
+		p->private_data = pd;
+		p->private_data_len = (uint8_t)(strlen(pd) + 1);
+	}
+}
+
+static struct cmc_id *connect_to(struct cmc_channel *ch, uint64_t sid,
+				 uint32_t qpn, const char *pd, void *ctx)
+{
+	struct cmc_conn_param p;
+	struct cmc_id *id;
+
+	conn_param(&p, sid, qpn, pd);
+	assert_int_equal(cmc_create_id(ch, ctx, CMC_QP_RC, &id), 0);
+	assert_int_equal(cmc_connect(id, &p), 0);
+	return id;
+}
+
+static int accept_id(struct cmc_id *id, uint32_t qpn, const char *pd)
+{
+	struct cmc_accept_param p = {
+		.qp_num = qpn,
+		.start_psn = 0x4242,
+		.responder_resources = 4,
+		.initiator_depth = 4,
+		.rnr_retry_count = 7,
+	};
+
+	if (pd) {
+		p.private_data = pd;
+		p.private_data_len = (uint8_t)(strlen(pd) + 1);
+	}
+	return cmc_accept(id, &p);
+}
+
+/* A's id connects to B's listener and both sides reach ESTABLISHED. */
+static void establish(struct cmc_channel *a, struct cmc_channel *b,
+		      uint64_t sid, struct cmc_id **aid, struct cmc_id **bid)
+{
+	struct cmc_event *ev;
+
+	*aid = connect_to(a, sid, 100, "hello", NULL);
+	ev = next_ev(b, NULL);
+	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+	assert_string_equal((const char *)ev->u.req.private_data, "hello");
+	assert_int_equal(ev->u.req.remote_qpn, 100);
+	*bid = ev->id;
+	assert_int_equal(accept_id(*bid, 200, "welcome"), 0);
+	assert_int_equal(cmc_ack_event(ev), 0);
+
+	ev = next_ev(a, *aid);
+	assert_int_equal(ev->type, CMC_EVENT_REP_RECEIVED);
+	assert_int_equal(ev->u.rep.remote_qpn, 200);
+	assert_int_equal(ev->u.rep.start_psn, 0x4242);
+	assert_string_equal((const char *)ev->u.rep.private_data, "welcome");
+	assert_int_equal(cmc_rtu(*aid, "rtu", 4), 0);
+	assert_int_equal(cmc_ack_event(ev), 0);
+	ev = next_ev(b, *bid);
+	assert_int_equal(ev->type, CMC_EVENT_ESTABLISHED);
+	assert_string_equal((const char *)ev->u.established.private_data,
+			    "rtu");
+	assert_int_equal(cmc_ack_event(ev), 0);
+}
+
+static int state_of(struct cmc_id *id)
+{
+	struct cmc_id_info info;
+
+	assert_int_equal(cmc_query_id(id, &info), 0);
+	return info.state;
+}
+
+static void test_connect_disconnect_active(void **state)
+{
+	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 4, (void *)0x11);
+	struct cmc_id *aid, *bid;
+	struct cmc_event *ev;
+
+	establish(a, b, sid, &aid, &bid);
+	assert_int_equal(state_of(aid), CMC_STATE_ESTABLISHED);
+	assert_int_equal(state_of(bid), CMC_STATE_ESTABLISHED);
+
+	assert_int_equal(cmc_disconnect(aid, "bye", 4), 0);
+	ev = next_ev(b, bid);
+	assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
+	assert_string_equal((const char *)ev->u.dreq.private_data, "bye");
+	assert_int_equal(cmc_disconnect(bid, NULL, 0), 0);
+	assert_int_equal(cmc_ack_event(ev), 0);
+	expect_ev(a, aid, CMC_EVENT_DREP_RECEIVED);
+	expect_ev(a, aid, CMC_EVENT_TIMEWAIT_EXIT);
+	expect_ev(b, bid, CMC_EVENT_TIMEWAIT_EXIT);
+	assert_int_equal(state_of(aid), CMC_STATE_IDLE);
+
+	assert_int_equal(cmc_destroy_id(aid), 0);
+	assert_int_equal(cmc_destroy_id(bid), 0);
+	assert_int_equal(cmc_destroy_id(l), 0);
+	cmc_close(a);
+	cmc_close(b);
+}
+
+static void test_disconnect_passive(void **state)
+{
+	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 4, NULL);
+	struct cmc_id *aid, *bid;
+	struct cmc_event *ev;
+
+	establish(a, b, sid, &aid, &bid);
+	assert_int_equal(cmc_disconnect(bid, "passive bye", 12), 0);
+	ev = next_ev(a, aid);
+	assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
+	assert_string_equal((const char *)ev->u.dreq.private_data,
+			    "passive bye");
+	assert_int_equal(cmc_disconnect(aid, NULL, 0), 0);
+	assert_int_equal(cmc_ack_event(ev), 0);
+	expect_ev(b, bid, CMC_EVENT_DREP_RECEIVED);
+	expect_ev(b, bid, CMC_EVENT_TIMEWAIT_EXIT);
+	expect_ev(a, aid, CMC_EVENT_TIMEWAIT_EXIT);
+	cmc_destroy_id(aid);
+	cmc_destroy_id(bid);
+	cmc_destroy_id(l);
+	cmc_close(a);
+	cmc_close(b);
+}
+
+static void test_dreq_collision(void **state)
+{
+	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 4, NULL);
+	struct cmc_id *aid, *bid;
+
+	establish(a, b, sid, &aid, &bid);
+	/* Both sides disconnect before either hears of the other: the hub
+	 * holds every MAD for 15 ms (less than the DREQ's retry window at
+	 * these timeouts), so both DREQs are in flight. */
+	hub_ctl("delay=15000-15000");
+	assert_int_equal(cmc_disconnect(aid, NULL, 0), 0);
+	assert_int_equal(cmc_disconnect(bid, NULL, 0), 0);
+	/* IBTA 12.9.7: each side answers the other's DREQ and counts it as
+	 * its DREP; both end in timewait, then IDLE. */
+	expect_ev(a, aid, CMC_EVENT_DREP_RECEIVED);
+	expect_ev(b, bid, CMC_EVENT_DREP_RECEIVED);
+	expect_ev(a, aid, CMC_EVENT_TIMEWAIT_EXIT);
+	expect_ev(b, bid, CMC_EVENT_TIMEWAIT_EXIT);
+	hub_ctl(FABRIC_CLEAN);
+	cmc_destroy_id(aid);
+	cmc_destroy_id(bid);
+	cmc_destroy_id(l);
+	cmc_close(a);
+	cmc_close(b);
+}
+
+static void test_reject_private_data(void **state)
+{
+	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 4, NULL);
+	struct cmc_id *aid = connect_to(a, sid, 101, "let me in", NULL);
+	struct cmc_event *ev = next_ev(b, NULL);
+
+	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+	assert_int_equal(cmc_reject(ev->id, CM_REJ_CONSUMER_DEFINED, NULL, 0,
+				    "go away", 8),
+			 0);
+	assert_int_equal(cmc_ack_event(ev), 0);
+	ev = next_ev(a, aid);
+	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
+	assert_int_equal(ev->u.rej.reason, CM_REJ_CONSUMER_DEFINED);
+	assert_string_equal((const char *)ev->u.rej.private_data, "go away");
+	assert_int_equal(cmc_ack_event(ev), 0);
+	cmc_destroy_id(aid);
+	cmc_destroy_id(l);
+	cmc_close(a);
+	cmc_close(b);
+}
+
+static void test_no_listener(void **state)
+{
+	struct cmc_channel *a = open_ch(sock_a);
+	struct cmc_id *aid = connect_to(a, 0xdead0000, 102, NULL, NULL);
+	struct cmc_event *ev = next_ev(a, aid);
+
+	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
+	assert_int_equal(ev->u.rej.reason, CM_REJ_INVALID_SERVICE_ID);
+	cmc_ack_event(ev);
+	cmc_destroy_id(aid);
+	cmc_close(a);
+}
+
+/*
+ * DESIGN.md lesson 1 with backlog 1 and a hold limit of 2: the first REQ
+ * is delivered, the next two are held (not delivered), the fourth is
+ * rejected with "no resources"; answering the first hands out the second.
+ */
+static void test_backlog_credit(void **state)
+{
+	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 1, NULL);
+	struct cmc_id *ids[4];
+	struct cmc_event *ev, *first;
+
+	for (int i = 0; i < 4; i++) {
+		ids[i] = connect_to(a, sid, 110 + (uint32_t)i, NULL, NULL);
+		/* One at a time, so the arrival order is known. */
+		usleep(20000);
+	}
+	first = next_ev(b, NULL);
+	assert_int_equal(first->type, CMC_EVENT_REQ_RECEIVED);
+	assert_int_equal(first->u.req.remote_qpn, 110);
+	expect_quiet(b); /* no credit: nothing more is delivered */
+
+	ev = next_ev(a, ids[3]);
+	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
+	assert_int_equal(ev->u.rej.reason, CM_REJ_NO_RESOURCES);
+	cmc_ack_event(ev);
+
+	/* Answering the delivered REQ returns the credit. */
+	assert_int_equal(cmc_reject(first->id, CM_REJ_CONSUMER_DEFINED, NULL, 0,
+				    NULL, 0),
+			 0);
+	cmc_ack_event(first);
+	ev = next_ev(b, NULL);
+	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+	assert_int_equal(ev->u.req.remote_qpn, 111);
+	expect_quiet(b);
+	/* Destroying the passive id returns the credit too. */
+	assert_int_equal(cmc_destroy_id(ev->id), 0);
+	cmc_ack_event(ev);
+	ev = next_ev(b, NULL);
+	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+	assert_int_equal(ev->u.req.remote_qpn, 112);
+	assert_int_equal(accept_id(ev->id, 300, NULL), 0);
+	cmc_ack_event(ev);
+	expect_ev(a, ids[0], CMC_EVENT_REJ_RECEIVED);
+	expect_ev(a, ids[1], CMC_EVENT_REJ_RECEIVED);
+	expect_ev(a, ids[2], CMC_EVENT_REP_RECEIVED);
+	for (int i = 0; i < 4; i++)
+		cmc_destroy_id(ids[i]);
+	cmc_destroy_id(l);
+	cmc_close(a);
+	cmc_close(b);
+}
+
+/* Targeted get-event leaves other ids' events queued, in order. */
+static void test_targeted_events(void **state)
+{
+	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 8, NULL);
+	struct cmc_id *x = connect_to(a, sid, 120, "x", NULL);
+	struct cmc_id *y = connect_to(a, sid, 121, "y", NULL);
+	struct cmc_event *ev;
+
+	/* Reject both REQs, x's first. */
+	for (int i = 0; i < 2; i++) {
+		ev = next_ev(b, NULL);
+		assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+		assert_int_equal(ev->u.req.remote_qpn, 120 + (uint32_t)i);
+		cmc_reject(ev->id, CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		cmc_ack_event(ev);
+	}
+	/* Ask for y's outcome first; x's must still be there after. */
+	ev = next_ev(a, y);
+	assert_ptr_equal(ev->id, y);
+	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
+	cmc_ack_event(ev);
+	ev = next_ev(a, NULL);
+	assert_ptr_equal(ev->id, x);
+	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
+	cmc_ack_event(ev);
+	cmc_destroy_id(x);
+	cmc_destroy_id(y);
+	cmc_destroy_id(l);
+	cmc_close(a);
+	cmc_close(b);
+}
+
+/* After destroy returns, no event of that id is ever seen. */
+static void test_destroy_final(void **state)
+{
+	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 4, NULL);
+	struct cmc_id *aid = connect_to(a, sid, 130, NULL, NULL);
+	struct cmc_event *ev = next_ev(b, NULL);
+
+	/* The REP is on its way to A; destroy A's id before reading it. */
+	assert_int_equal(accept_id(ev->id, 230, NULL), 0);
+	cmc_ack_event(ev);
+	usleep(50000);
+	assert_int_equal(cmc_destroy_id(aid), 0);
+	expect_quiet(a);
+	/* A's daemon answered the REP with a REJ for the destroyed id. */
+	expect_ev(b, NULL, CMC_EVENT_REJ_RECEIVED);
+	cmc_destroy_id(l);
+	cmc_close(a);
+	cmc_close(b);
+}
+
+/* Count ids B's daemon still holds for anyone (we run as root in CI, so
+ * LIST shows every client's; otherwise only ours, which are none). */
+static int ids_on(const char *sock, int filter)
+{
+	struct cmc_channel *ch = open_ch(sock);
+	struct cmc_list_entry e[CMC_LIST_BATCH_MAX];
+	uint64_t cursor = 0;
+	int n = 0, rc;
+
+	do {
+		rc = cmc_list(ch, filter, &cursor, e);
+		assert_true(rc >= 0);
+		n += rc;
+	} while (cursor);
+	cmc_close(ch);
+	return n;
+}
+
+/*
+ * A client of A is killed (SIGKILL) when established: A's daemon destroys
+ * its ids, B's id gets the DREQ, and A's daemon holds nothing of it.
+ */
+static void test_client_killed_established(void **state)
+{
+	struct cmc_channel *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 4, NULL);
+	struct cmc_event *ev;
+	struct cmc_id *bid;
+	int before = ids_on(sock_a, CMC_LIST_ALL), pfd[2], status;
+	pid_t child;
+	char c;
+
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	if (child == 0) {
+		struct cmc_channel *a = open_ch(sock_a);
+		struct cmc_id *aid = connect_to(a, sid, 140, NULL, NULL);
+
+		ev = next_ev(a, aid);
+		if (ev->type != CMC_EVENT_REP_RECEIVED)
+			_exit(1);
+		cmc_rtu(aid, NULL, 0);
+		cmc_ack_event(ev);
+		if (write(pfd[1], "e", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ev = next_ev(b, NULL);
+	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+	bid = ev->id;
+	assert_int_equal(accept_id(bid, 240, NULL), 0);
+	cmc_ack_event(ev);
+	expect_ev(b, bid, CMC_EVENT_ESTABLISHED);
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+
+	ev = next_ev(b, bid);
+	assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
+	cmc_disconnect(bid, NULL, 0);
+	cmc_ack_event(ev);
+	expect_ev(b, bid, CMC_EVENT_TIMEWAIT_EXIT);
+	assert_int_equal(ids_on(sock_a, CMC_LIST_ALL), before);
+	cmc_destroy_id(bid);
+	cmc_destroy_id(l);
+	close(pfd[0]);
+	close(pfd[1]);
+	cmc_close(b);
+}
+
+/* Killed after sending its REQ: B's REQ_RECEIVED id gets a REJ. */
+static void test_client_killed_req_sent(void **state)
+{
+	struct cmc_channel *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, 4, NULL);
+	struct cmc_event *ev;
+	struct cmc_id *bid;
+	int pfd[2], status;
+	pid_t child;
+	char c;
+
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	if (child == 0) {
+		struct cmc_channel *a = open_ch(sock_a);
+
+		connect_to(a, sid, 150, NULL, NULL);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ev = next_ev(b, NULL);
+	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	/* The destroyed active id's REJ reaches the passive id. */
+	bid = ev->id;
+	cmc_ack_event(ev);
+	expect_ev(b, bid, CMC_EVENT_REJ_RECEIVED);
+	cmc_destroy_id(l);
+	close(pfd[0]);
+	close(pfd[1]);
+	cmc_close(b);
+}
+
+/* A raw client may not act on another client's id. */
+static void test_foreign_id(void **state)
+{
+	struct cmc_channel *b = open_ch(sock_b);
+	struct cmc_id *l = listen_on(b, next_sid++, 1, NULL);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct cmp_msg m, r;
+	uint8_t buf[CMP_MSG_MAX];
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	ssize_t n;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock_b);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	cmp_msg_init(&m, CMP_TYPE_HELLO, 1);
+	m.hello.min_version = m.hello.max_version = CMP_VERSION;
+	snprintf(m.hello.name, sizeof(m.hello.name), "intruder");
+	n = cmp_encode(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(send(fd, buf, (size_t)n, 0), n);
+	n = recv(fd, buf, sizeof(buf), 0);
+	assert_int_equal(cmp_decode(buf, (size_t)n, &r, NULL), 0);
+	assert_int_equal(r.hello_reply.status, 0);
+
+	cmp_msg_init(&m, CMP_TYPE_DESTROY_ID, 2);
+	m.destroy_id.id = cmc_id_num(l);
+	n = cmp_encode(&m, buf, sizeof(buf));
+	assert_int_equal(send(fd, buf, (size_t)n, 0), n);
+	n = recv(fd, buf, sizeof(buf), 0);
+	assert_int_equal(cmp_decode(buf, (size_t)n, &r, NULL), 0);
+	assert_int_equal(r.hdr.type, CMP_TYPE_DESTROY_ID_REPLY);
+	assert_int_equal(r.reply.status, -ENOENT);
+	close(fd);
+	/* Still ours and still listening. */
+	assert_int_equal(state_of(l), CMC_STATE_LISTEN);
+	cmc_destroy_id(l);
+	cmc_close(b);
+}
+
+/* Loss, duplication and reordering at the hub: every connection still
+ * ends established or with a clean error event. */
+static void test_lossy_fabric(void **state)
+{
+	enum { N = 40 };
+	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	uint64_t sid = next_sid++;
+	struct cmc_id *l = listen_on(b, sid, N, NULL);
+	struct cmc_id *ids[N];
+	int done = 0, established = 0, errors = 0;
+	uint32_t qpn = 500;
+
+	hub_ctl("loss=10 dup=5 reorder=10");
+	for (int i = 0; i < N; i++)
+		ids[i] = connect_to(a, sid, 400 + (uint32_t)i, NULL, NULL);
+	/* Serve both sides until every active id has its first outcome. */
+	for (int rounds = 0; done < N && rounds < 4000; rounds++) {
+		struct cmc_event *ev;
+
+		while (!cmc_get_event(b, &ev, 0)) {
+			/* A QPN per connection: a REP reusing a live
+			 * (QPN, CA GUID) is stale (IBTA 12.9.8.3.2). */
+			if (ev->type == CMC_EVENT_REQ_RECEIVED)
+				accept_id(ev->id, qpn++, NULL);
+			cmc_ack_event(ev);
+		}
+		while (!cmc_get_event(a, &ev, 5)) {
+			switch (ev->type) {
+			case CMC_EVENT_REP_RECEIVED:
+				if (cmc_rtu(ev->id, NULL, 0) == 0)
+					established++;
+				done++;
+				break;
+			case CMC_EVENT_REJ_RECEIVED:
+			case CMC_EVENT_CONNECT_ERROR:
+				print_message("  %s (reason %u, status %d)\n",
+					      cmc_event_str(ev->type),
+					      ev->type == CMC_EVENT_REJ_RECEIVED ?
+						      ev->u.rej.reason :
+						      0,
+					      ev->status);
+				errors++;
+				done++;
+				break;
+			default:
+				fail_msg("unexpected %s",
+					 cmc_event_str(ev->type));
+			}
+			cmc_ack_event(ev);
+		}
+	}
+	hub_ctl(FABRIC_CLEAN);
+	print_message("lossy fabric: %d established, %d clean errors of %d\n",
+		      established, errors, N);
+	assert_int_equal(done, N);
+	assert_true(established > N / 2);
+	for (int i = 0; i < N; i++)
+		cmc_destroy_id(ids[i]);
+	cmc_destroy_id(l);
+	cmc_close(a);
+	cmc_close(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_disconnect_active),
+		cmocka_unit_test(test_disconnect_passive),
+		cmocka_unit_test(test_dreq_collision),
+		cmocka_unit_test(test_reject_private_data),
+		cmocka_unit_test(test_no_listener),
+		cmocka_unit_test(test_backlog_credit),
+		cmocka_unit_test(test_targeted_events),
+		cmocka_unit_test(test_destroy_final),
+		cmocka_unit_test(test_client_killed_established),
+		cmocka_unit_test(test_client_killed_req_sent),
+		cmocka_unit_test(test_foreign_id),
+		cmocka_unit_test(test_lossy_fabric),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
