@@ -157,14 +157,20 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	q->starting_psn = r->start_psn;
 	q->responder_resources = r->responder_resources;
 	q->initiator_depth = r->initiator_depth;
-	q->remote_cm_resp_timeout = r->remote_cm_response_timeout;
-	q->local_cm_resp_timeout = r->local_cm_response_timeout;
+	/* Zero CM timeouts and retries take the daemon's defaults. */
+	q->remote_cm_resp_timeout = r->remote_cm_response_timeout ?
+					    r->remote_cm_response_timeout :
+					    cmd->cfg.cm_response_timeout;
+	q->local_cm_resp_timeout = r->local_cm_response_timeout ?
+					   r->local_cm_response_timeout :
+					   cmd->cfg.cm_response_timeout;
 	q->transport_type = a->qp_type == CMP_QP_TYPE_UC ? CM_TRANSPORT_UC :
 							   CM_TRANSPORT_RC;
 	q->flow_control = r->flow_control;
 	q->retry_count = r->retry_count;
 	q->rnr_retry_count = r->rnr_retry_count;
-	q->max_cm_retries = r->max_cm_retries;
+	q->max_cm_retries =
+		r->max_cm_retries ? r->max_cm_retries : cmd->cfg.max_cm_retries;
 	q->srq = r->srq;
 	path_fill_req(&path, q);
 	pd_copy(q->private_data, sizeof(q->private_data), r->private_data,
@@ -182,9 +188,9 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	a->info.retry_count = r->retry_count;
 	a->info.rnr_retry_count = r->rnr_retry_count;
 	a->info.srq = r->srq;
-	a->info.max_cm_retries = r->max_cm_retries;
-	a->info.local_cm_response_timeout = r->local_cm_response_timeout;
-	a->info.remote_cm_response_timeout = r->remote_cm_response_timeout;
+	a->info.max_cm_retries = q->max_cm_retries;
+	a->info.local_cm_response_timeout = q->local_cm_resp_timeout;
+	a->info.remote_cm_response_timeout = q->remote_cm_resp_timeout;
 	a->info.path = path.view;
 	return 0;
 }
@@ -215,6 +221,10 @@ static int do_accept(struct cmd *cmd, struct api_id *a,
 	a->info.local_psn = rep.starting_psn;
 	a->info.target_ack_delay = r->target_ack_delay;
 	a->info.failover = r->failover;
+	/* What our QP uses from now on: the app's answer to the REQ. */
+	a->info.responder_resources = r->responder_resources;
+	a->info.initiator_depth = r->initiator_depth;
+	a->info.rnr_retry_count = r->rnr_retry_count;
 	return 0;
 }
 
@@ -260,8 +270,10 @@ static int do_sidr_req(struct cmd *cmd, struct api_id *a,
 	p.dest = path.dest;
 	p.service_id = r->service_id;
 	p.pkey = r->pkey ? r->pkey : path.view.pkey;
-	p.timeout = r->cm_response_timeout ? r->cm_response_timeout : 20;
-	p.max_retries = r->max_cm_retries ? r->max_cm_retries : 5;
+	p.timeout = r->cm_response_timeout ? r->cm_response_timeout :
+					     cmd->cfg.cm_response_timeout;
+	p.max_retries =
+		r->max_cm_retries ? r->max_cm_retries : cmd->cfg.max_cm_retries;
 	pd_copy(p.private_data, sizeof(p.private_data), r->private_data,
 		r->private_data_len);
 	rc = eng_sidr_req(cmd->eng, a->id, &p, cmd_now());
@@ -395,6 +407,9 @@ static unsigned int counter_list(struct cmd *cmd, unsigned int i, char *name,
 		{ "stale_rejected", e->stale_rejected },
 		{ "timeouts", e->timeouts },
 		{ "unexpected_api", e->unexpected_api },
+		{ "established_early", e->established_early },
+		{ "port_down", e->port_down },
+		{ "port_down_ids", e->port_down_ids },
 		{ "clients", srv_client_count(cmd->srv) },
 		{ "clients_accepted", s->clients_accepted },
 		{ "clients_refused", s->clients_refused },
@@ -483,7 +498,7 @@ static int dispatch(struct cmd *cmd, struct srv_client *c,
 	case CMP_TYPE_RTU:
 		return do_rtu(cmd, a, &req->rtu);
 	case CMP_TYPE_NOTIFY_ESTABLISHED:
-		return -EOPNOTSUPP; /* the engine has no entry for it yet */
+		return eng_establish(cmd->eng, id, now);
 	case CMP_TYPE_MRA:
 		return eng_mra(cmd->eng, id, req->mra.service_timeout, now);
 	case CMP_TYPE_DISCONNECT:
@@ -554,6 +569,23 @@ void api_client_gone(void *ctx, struct srv_client *c)
 	free(ac);
 }
 
+/*
+ * The local ACK timeout exponent for a QP whose peer acks within
+ * 4.096 us * 2^ack_delay over a path of packet life time plt: the round
+ * trip (plt + 1) or the peer's delay, whichever dominates, plus one when
+ * the two are close (the kernel's cm_ack_timeout does the same).
+ */
+static uint8_t ack_timeout(uint8_t ack_delay, uint8_t plt)
+{
+	int t = plt + 1;
+
+	if (t >= ack_delay)
+		t += ack_delay >= t - 1;
+	else
+		t = ack_delay + (t >= ack_delay - 1);
+	return (uint8_t)(t > 31 ? 31 : t);
+}
+
 static enum cmp_cm_msg cm_msg_ref(enum eng_event_type t)
 {
 	switch (t) {
@@ -606,8 +638,11 @@ static enum cmp_event_type event_body(struct cmd *cmd, struct api_id *a,
 		a->info.remote_comm_id = m->req.local_comm_id;
 		a->info.remote_qpn = m->req.local_qpn;
 		a->info.remote_psn = m->req.starting_psn;
-		a->info.responder_resources = m->req.responder_resources;
-		a->info.initiator_depth = m->req.initiator_depth;
+		/* From our side: the requester's initiator depth bounds our
+		 * responder resources and vice versa (as the kernel's
+		 * cm_req_handler sets them until the app accepts). */
+		a->info.responder_resources = m->req.initiator_depth;
+		a->info.initiator_depth = m->req.responder_resources;
 		a->info.flow_control = m->req.flow_control;
 		a->info.retry_count = m->req.retry_count;
 		a->info.rnr_retry_count = m->req.rnr_retry_count;
@@ -633,7 +668,12 @@ static enum cmp_event_type event_body(struct cmd *cmd, struct api_id *a,
 		b->private_data_len = CM_REP_PRIVATE_DATA_SIZE;
 		memcpy(b->private_data, m->rep.private_data,
 		       CM_REP_PRIVATE_DATA_SIZE);
+		/* The QP's ACK timeout covers the peer's ACK delay too. */
+		a->info.path.local_ack_timeout = ack_timeout(
+			m->rep.target_ack_delay, a->info.path.packet_life_time);
 		b->path = a->info.path;
+		a->info.responder_resources = m->rep.initiator_depth;
+		a->info.initiator_depth = m->rep.responder_resources;
 		a->info.remote_comm_id = m->rep.local_comm_id;
 		a->info.remote_qpn = m->rep.local_qpn;
 		a->info.remote_psn = m->rep.starting_psn;
@@ -703,8 +743,15 @@ static enum cmp_event_type event_body(struct cmd *cmd, struct api_id *a,
 		return CMP_EVENT_LAP_RECEIVED;
 	}
 	case ENG_EV_LAP_ERROR:
-		e->status = -ETIMEDOUT;
+		if (!e->status)
+			e->status = -ETIMEDOUT;
 		return CMP_EVENT_APR_RECEIVED;
+	case ENG_EV_PORT_ERROR:
+		/* The connection stays; its port is gone (-ENETDOWN). */
+		e->port.port_num = a->info.path.port_num;
+		memcpy(e->port.dev_name, a->info.path.dev_name,
+		       sizeof(e->port.dev_name));
+		return CMP_EVENT_PORT_ERROR;
 	case ENG_EV_APR_RECEIVED:
 		e->apr_received.ap_status = m->apr.status;
 		e->apr_received.info_len = m->apr.info_length;
@@ -788,11 +835,11 @@ void api_deliver(void *ctx, const struct eng_event *ev)
 
 void api_port_down(struct cmd *cmd, uint16_t port, bool removed)
 {
-	/*
-	 * The engine's handshakes on the port fail by their own timers (its
-	 * sends fail and are retried until max CM retries). Telling owners at
-	 * once needs an engine entry point that does not exist yet.
-	 */
-	log_info("port %u %s: its handshakes will time out", port,
-		 removed ? "removed" : "down");
+	/* Open handshakes on the port fail now (-ENETDOWN) instead of
+	 * retrying into the void; established ones are told and stay. */
+	int n = eng_port_down(cmd->eng, port, cmd_now());
+
+	if (n > 0)
+		log_info("port %u %s: told the owners of %d ids", port,
+			 removed ? "removed" : "down", n);
 }

@@ -54,13 +54,21 @@ enum eng_state {
 	ENG_STATE__COUNT,
 };
 
+/*
+ * LAP sub-states inside ESTABLISHED (IBTA 12.8 alternate path loading, the
+ * LAP states of the 12.9 state machine): SENT and MRA_LAP_RCVD on the side
+ * that sent the LAP, RCVD and MRA_LAP_SENT on the side that owes the APR.
+ */
 enum eng_lap_state {
 	ENG_LAP_IDLE,
 	ENG_LAP_SENT,
 	ENG_LAP_RCVD,
+	ENG_LAP_MRA_SENT, /* MRA_LAP_SENT: we MRAed the peer's LAP */
+	ENG_LAP_MRA_RCVD, /* MRA_LAP_RCVD: the peer MRAed ours */
 };
 
 const char *eng_state_name(enum eng_state state);
+const char *eng_lap_state_name(enum eng_lap_state lap);
 
 enum eng_event_type {
 	ENG_EV_REQ_RECEIVED, /* passive: first event of a new id */
@@ -84,6 +92,9 @@ enum eng_event_type {
 	ENG_EV_SIDR_REQ_RECEIVED, /* passive: first event of a new id */
 	ENG_EV_SIDR_REQ_ERROR,
 	ENG_EV_SIDR_REP_RECEIVED,
+	ENG_EV_PORT_ERROR, /* established, status -ENETDOWN: the local
+				 port went down (eng_port_down); the
+				 connection stays, the client decides */
 	ENG_EV__COUNT,
 };
 
@@ -96,7 +107,7 @@ struct eng_event {
 	uint64_t context; /* as set by eng_set_context */
 	uint32_t listen_id; /* REQ/SIDR_REQ_RECEIVED: the listener */
 	uint64_t listen_context;
-	int status; /* 0, or -ETIMEDOUT / -ESTALE for errors */
+	int status; /* 0, or -ETIMEDOUT / -ESTALE / -ENETDOWN for errors */
 	struct eng_addr addr; /* the peer */
 	bool has_msg;
 	struct cm_msg msg; /* the message behind the event, if any */
@@ -135,6 +146,9 @@ struct eng_counters {
 	uint64_t stale_rejected;
 	uint64_t timeouts; /* retries exhausted */
 	uint64_t unexpected_api;
+	uint64_t established_early; /* eng_establish before the RTU */
+	uint64_t port_down; /* eng_port_down calls */
+	uint64_t port_down_ids; /* ids told by them */
 };
 
 struct eng;
@@ -146,6 +160,22 @@ void eng_free(struct eng *eng);
 
 /* Declare a local port: its CA GUID and whether it is RoCE. */
 int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce);
+
+/*
+ * A local port went down or its device was removed. Every record on 'port'
+ * with an open exchange fails now, without sending anything on it:
+ * REQ_SENT, MRA_REQ_RCVD, REP_RCVD, MRA_REP_SENT: REQ_ERROR -ENETDOWN, IDLE;
+ * REQ_RCVD, MRA_REQ_SENT: REP_ERROR -ENETDOWN, IDLE (no REJ; the credit
+ * returns; a held REQ is dropped silently); REP_SENT, MRA_REP_RCVD:
+ * REP_ERROR -ENETDOWN, TIMEWAIT; DREQ_SENT: DREQ_ERROR -ENETDOWN, TIMEWAIT;
+ * SIDR_REQ_SENT: SIDR_REQ_ERROR -ENETDOWN, IDLE; ESTABLISHED: LAP_ERROR
+ * -ENETDOWN if a LAP of ours was pending, then PORT_ERROR -ENETDOWN, and
+ * the connection stays. Other states and listeners are not touched;
+ * destroyed records end the same way without events. Events queue behind
+ * an unacknowledged one as usual. Returns how many ids were told, or
+ * -EINVAL (port out of range) / -EBUSY.
+ */
+int eng_port_down(struct eng *eng, uint16_t port, uint64_t now);
 
 /* Decoded MADs. */
 void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,
@@ -193,16 +223,27 @@ int eng_reject(struct eng *eng, uint32_t id, const struct cm_rej *rej,
 /* Active side: answer a REP. rtu may be NULL. */
 int eng_rtu(struct eng *eng, uint32_t id, const struct cm_rtu *rtu,
 	    uint64_t now);
-/* Ask the peer to wait 4.096 us * 2^service_timeout more for our answer. */
+/*
+ * Ask the peer to wait 4.096 us * 2^service_timeout more for our answer:
+ * to a REQ (REQ_RCVD, MRA_REQ_SENT), a REP (REP_RCVD, MRA_REP_SENT) or, in
+ * ESTABLISHED, a LAP (LAP sub-state RCVD or MRA_LAP_SENT).
+ */
 int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout,
 	    uint64_t now);
+/*
+ * Passive side: the client's QP saw IBV_EVENT_COMM_EST (data arrived before
+ * the RTU). REP_SENT or MRA_REP_RCVD: ESTABLISHED as if the RTU had come
+ * (RTU_RECEIVED is delivered with has_msg false; the late RTU is counted
+ * as a duplicate). Other states: -EINVAL.
+ */
+int eng_establish(struct eng *eng, uint32_t id, uint64_t now);
 /* ESTABLISHED: send DREQ. DREQ_RCVD: send DREP. pd may be NULL. */
 int eng_disconnect(struct eng *eng, uint32_t id, const uint8_t *pd,
 		   size_t pd_len, uint64_t now);
 /* Load an alternate path (IB only: -EOPNOTSUPP on RoCE). */
 int eng_lap(struct eng *eng, uint32_t id, const struct cm_lap *lap,
 	    uint64_t now);
-/* Answer a LAP_RECEIVED. */
+/* Answer a LAP_RECEIVED (LAP sub-state RCVD or MRA_LAP_SENT). */
 int eng_apr(struct eng *eng, uint32_t id, uint8_t status, uint64_t now);
 
 struct eng_sidr_param {

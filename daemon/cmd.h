@@ -25,6 +25,10 @@ struct cmd_config {
 	struct xport_config xport;
 	struct eng_config eng;
 	struct path_defaults path;
+	/* For CONNECT fields the app leaves 0 (cmclient.h): rdma_cm's
+	 * CMA_CM_RESPONSE_TIMEOUT and CMA_MAX_CM_RETRIES. */
+	uint8_t cm_response_timeout;
+	uint8_t max_cm_retries;
 	unsigned int max_clients;
 	unsigned int max_ids; /* per client */
 	unsigned int max_queued; /* messages queued per client */

@@ -120,6 +120,20 @@ static bool conn_awaits_app_req(enum eng_state s)
 	return s == ENG_STATE_REQ_RCVD || s == ENG_STATE_MRA_REQ_SENT;
 }
 
+/*
+ * The LAP sub-state of ESTABLISHED (IBTA 12.8) changes here only, logged
+ * like the main state. It has no meaning outside ESTABLISHED.
+ */
+void conn_set_lap(struct conn *c, enum eng_lap_state next, enum conn_event ev)
+{
+	if (c->lap == next)
+		return;
+	log_debug("conn %08x/%08x: LAP %s -> %s on %s", c->local_id,
+		  c->remote_id, eng_lap_state_name(c->lap),
+		  eng_lap_state_name(next), conn_event_name(ev));
+	c->lap = next;
+}
+
 void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
 		    uint64_t now)
 {
@@ -129,6 +143,9 @@ void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
 		  eng_state_name(old), eng_state_name(next),
 		  conn_event_name(ev));
 	c->state = next;
+	/* A LAP exchange dies with the connection it was for. */
+	if (next != ENG_STATE_ESTABLISHED)
+		conn_set_lap(c, ENG_LAP_IDLE, ev);
 	/* DESIGN lesson 1: an answered (or dead) REQ returns its credit. */
 	if (conn_awaits_app_req(old) && !conn_awaits_app_req(next))
 		listen_release(c, now);
@@ -136,7 +153,6 @@ void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
 	case ENG_STATE_IDLE:
 		timer_cancel(c);
 		conn_remote_unlink(c);
-		c->lap = ENG_LAP_IDLE;
 		break;
 	case ENG_STATE_TIMEWAIT:
 		/*
@@ -144,7 +160,6 @@ void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
 		 * the old connection to drain: 2 x packet life time plus the
 		 * peer's ACK delay.
 		 */
-		c->lap = ENG_LAP_IDLE;
 		timer_arm(c, CONN_TIMER_TIMEWAIT,
 			  now + 2 * conn_exp_ns(c->plt) +
 				  conn_exp_ns(c->ack_delay));
@@ -585,9 +600,33 @@ static int conn_act_drep_rcvd(struct conn *c, struct conn_ctx *x)
 	return 0;
 }
 
+/* Our LAP waits for its APR (IBTA 12.8: LAP_SENT or MRA_LAP_RCVD). */
+static bool conn_lap_waits(const struct conn *c)
+{
+	return c->lap == ENG_LAP_SENT || c->lap == ENG_LAP_MRA_RCVD;
+}
+
+/* The peer's LAP waits for our APR (IBTA 12.8: LAP_RCVD or MRA_LAP_SENT). */
+static bool conn_lap_owed(const struct conn *c)
+{
+	return c->lap == ENG_LAP_RCVD || c->lap == ENG_LAP_MRA_SENT;
+}
+
+/*
+ * A LAP call its sub-state does not allow is refused like a call in an
+ * empty cell: -EINVAL, counted, nothing changed.
+ */
+static int conn_lap_refuse(struct conn *c, struct conn_ctx *x)
+{
+	c->eng->cnt.unexpected_api++;
+	log_debug("conn %08x: %s not allowed in LAP %s", c->local_id,
+		  conn_event_name(x->ev), eng_lap_state_name(c->lap));
+	return -EINVAL;
+}
+
 static int conn_act_resend(struct conn *c, struct conn_ctx *x)
 {
-	if (c->state == ENG_STATE_ESTABLISHED && c->lap != ENG_LAP_SENT)
+	if (c->state == ENG_STATE_ESTABLISHED && !conn_lap_waits(c))
 		return 0;
 	c->retries_left--;
 	conn_resend_last(c);
@@ -621,10 +660,10 @@ static int conn_act_dreq_timeout(struct conn *c, struct conn_ctx *x)
 
 static int conn_act_lap_timeout(struct conn *c, struct conn_ctx *x)
 {
-	if (c->lap != ENG_LAP_SENT)
+	if (!conn_lap_waits(c))
 		return 0;
 	c->eng->cnt.timeouts++;
-	c->lap = ENG_LAP_IDLE;
+	conn_set_lap(c, ENG_LAP_IDLE, x->ev);
 	evq_push(c, ENG_EV_LAP_ERROR, -ETIMEDOUT, NULL);
 	return 0;
 }
@@ -650,14 +689,14 @@ static int conn_act_lap(struct conn *c, struct conn_ctx *x)
 	if (conn_roce(c))
 		return -EOPNOTSUPP;
 	if (c->lap != ENG_LAP_IDLE)
-		return -EINVAL;
+		return conn_lap_refuse(c, x);
 	cm_msg_init(&m, CM_MSG_LAP, c->tid);
 	m.lap = *x->lap;
 	m.lap.local_comm_id = c->local_id;
 	m.lap.remote_comm_id = c->remote_id;
 	m.lap.remote_qpn = c->remote_qpn;
 	conn_send(c, &m, true);
-	c->lap = ENG_LAP_SENT;
+	conn_set_lap(c, ENG_LAP_SENT, x->ev);
 	c->retries_left = c->max_retries;
 	conn_arm_rtx(c, x);
 	return 0;
@@ -671,6 +710,19 @@ static void conn_send_apr(struct conn *c, uint8_t status)
 	m.apr.local_comm_id = c->local_id;
 	m.apr.remote_comm_id = c->remote_id;
 	m.apr.status = status;
+	conn_send(c, &m, false);
+}
+
+/*
+ * IBTA 12.6.6 / Table 107: an MRA for a LAP says "message MRAed" 2. It is
+ * rebuilt rather than remembered: c->last keeps what a duplicate REQ or REP
+ * must get in ESTABLISHED.
+ */
+static void conn_send_mra_lap(struct conn *c)
+{
+	struct cm_msg m;
+
+	conn_build_mra(c, &m, CM_MSG_REF_OTHER, c->lap_mra_timeout);
 	conn_send(c, &m, false);
 }
 
@@ -688,13 +740,25 @@ static int conn_act_lap_rcvd(struct conn *c, struct conn_ctx *x)
 	}
 	switch (c->lap) {
 	case ENG_LAP_IDLE:
-		c->lap = ENG_LAP_RCVD;
+		conn_set_lap(c, ENG_LAP_RCVD, x->ev);
 		evq_push(c, ENG_EV_LAP_RECEIVED, 0, x->msg);
+		/*
+		 * As for a REQ or REP: answer, or send an MRA, before half
+		 * the time the peer waits for our answer is gone.
+		 */
+		conn_arm(x, CONN_TIMER_MRA_DUE, x->now + c->peer_wait_ns / 2);
 		break;
 	case ENG_LAP_RCVD:
 		cnt_duplicate(c->eng, CM_MSG_LAP);
 		break;
+	case ENG_LAP_MRA_SENT:
+		/* IBTA 12.9.7: a duplicate LAP in MRA_LAP_SENT: the MRA again. */
+		cnt_duplicate(c->eng, CM_MSG_LAP);
+		cnt_retransmitted(c->eng, CM_MSG_MRA);
+		conn_send_mra_lap(c);
+		break;
 	case ENG_LAP_SENT:
+	case ENG_LAP_MRA_RCVD:
 		/* Both sides loaded a path at once: refuse theirs. */
 		conn_send_apr(c, CM_APR_REJECTED);
 		break;
@@ -702,32 +766,158 @@ static int conn_act_lap_rcvd(struct conn *c, struct conn_ctx *x)
 	return 0;
 }
 
+/* eng_mra, or the MRA_DUE timer, while we owe the peer an APR. */
+static int conn_act_lap_mra(struct conn *c, struct conn_ctx *x)
+{
+	if (!conn_lap_owed(c))
+		return conn_lap_refuse(c, x);
+	if (c->timer == CONN_TIMER_MRA_DUE)
+		timer_cancel(c);
+	c->lap_mra_timeout = x->u8 & 31;
+	conn_send_mra_lap(c);
+	conn_set_lap(c, ENG_LAP_MRA_SENT, x->ev);
+	return 0;
+}
+
+static int conn_act_lap_mra_due(struct conn *c, struct conn_ctx *x)
+{
+	/* The only deadline of an ESTABLISHED id in LAP_RCVD is this one. */
+	if (c->lap != ENG_LAP_RCVD)
+		return 0;
+	x->u8 = c->eng->cfg.mra_service_timeout;
+	return conn_act_lap_mra(c, x);
+}
+
 static int conn_act_apr(struct conn *c, struct conn_ctx *x)
 {
-	if (c->lap != ENG_LAP_RCVD)
-		return -EINVAL;
+	if (!conn_lap_owed(c))
+		return conn_lap_refuse(c, x);
+	if (c->timer == CONN_TIMER_MRA_DUE)
+		timer_cancel(c);
 	conn_send_apr(c, x->u8);
-	c->lap = ENG_LAP_IDLE;
+	conn_set_lap(c, ENG_LAP_IDLE, x->ev);
 	return 0;
 }
 
 static int conn_act_apr_rcvd(struct conn *c, struct conn_ctx *x)
 {
-	if (c->lap != ENG_LAP_SENT) {
+	if (!conn_lap_waits(c)) {
 		cnt_duplicate(c->eng, CM_MSG_APR);
 		return 0;
 	}
 	timer_cancel(c);
-	c->lap = ENG_LAP_IDLE;
+	conn_set_lap(c, ENG_LAP_IDLE, x->ev);
 	evq_push(c, ENG_EV_APR_RECEIVED, 0, x->msg);
 	return 0;
 }
 
 static int conn_act_mra_lap(struct conn *c, struct conn_ctx *x)
 {
-	if (c->lap == ENG_LAP_SENT)
+	/*
+	 * IBTA 12.8: an MRA for our LAP moves LAP_SENT to MRA_LAP_RCVD and
+	 * extends the wait, as an MRA for a REQ does; another one in
+	 * MRA_LAP_RCVD extends it again.
+	 */
+	if (conn_lap_waits(c)) {
+		conn_set_lap(c, ENG_LAP_MRA_RCVD, x->ev);
 		return conn_act_mra_rcvd(c, x);
+	}
 	cnt_duplicate(c->eng, CM_MSG_MRA);
+	return 0;
+}
+
+/*
+ * The client saw IBV_EVENT_COMM_EST on its QP: data arrived before the RTU,
+ * so the RTU was lost or is late. The passive side's state diagram (IBTA
+ * ch. 12) leaves REP_SENT / MRA_REP_RCVD for ESTABLISHED on the RTU or on
+ * this "communication established" event of the QP (ch. 11 affiliated
+ * asynchronous events), as the kernel's ib_cm_notify() does. The REP's
+ * retransmission stops with the state change; the late RTU is a duplicate.
+ */
+static int conn_act_establish(struct conn *c, struct conn_ctx *x)
+{
+	c->eng->cnt.established_early++;
+	evq_push(c, ENG_EV_RTU_RECEIVED, 0, NULL);
+	return 0;
+}
+
+/*
+ * eng_port_down(): the port is gone, so the MADs of an open exchange can
+ * neither leave nor arrive. Fail the exchange now, as exhausted retries
+ * would, but send nothing (no REJ timeout) on the dead port. The kernel's
+ * CM gets there through the port's flushed sends (IB_WC_WR_FLUSH_ERR ->
+ * the *_ERROR events); the status -ENETDOWN tells the client why.
+ */
+static int conn_act_port_down_req(struct conn *c, struct conn_ctx *x)
+{
+	/*
+	 * Active side. In REQ_SENT/MRA_REQ_RCVD this is the connect's one
+	 * first outcome; in REP_RCVD/MRA_REP_SENT it follows REP_RECEIVED,
+	 * as a REJ_RECEIVED can: the connect has failed after all.
+	 */
+	evq_push(c, ENG_EV_REQ_ERROR, -ENETDOWN, NULL);
+	return 0;
+}
+
+static int conn_act_port_down_rep(struct conn *c, struct conn_ctx *x)
+{
+	/*
+	 * Passive side, REQ_RCVD/MRA_REQ_SENT: the client has not answered.
+	 * End REJ-less in IDLE; the credit comes back in conn_set_state(),
+	 * and a held REQ that never had a client is freed without a word.
+	 * Should the port come back in time, the peer's next REQ retry is a
+	 * new request.
+	 */
+	evq_push(c, ENG_EV_REP_ERROR, -ENETDOWN, NULL);
+	return 0;
+}
+
+static int conn_act_port_down_rep_sent(struct conn *c, struct conn_ctx *x)
+{
+	/*
+	 * Passive side, REP_SENT/MRA_REP_RCVD: timewait, as after the REP's
+	 * last retry. The REJ timeout that retry would have sent is kept as
+	 * the last message but not sent: should the port come back and the
+	 * peer's RTU reach us in timewait, it gets this REJ (as after a lost
+	 * REJ) rather than stay established alone.
+	 */
+	conn_build_rej(c, &c->last, CM_REJ_TIMEOUT, conn_rej_ref(c->state));
+	evq_push(c, ENG_EV_REP_ERROR, -ENETDOWN, NULL);
+	return 0;
+}
+
+static int conn_act_port_down_dreq(struct conn *c, struct conn_ctx *x)
+{
+	/*
+	 * The DREP cannot come back: timewait now rather than after the last
+	 * retry. A destroyed record's tail ends the same way, silently.
+	 */
+	evq_push(c, ENG_EV_DREQ_ERROR, -ENETDOWN, NULL);
+	return 0;
+}
+
+static int conn_act_port_down_sidr(struct conn *c, struct conn_ctx *x)
+{
+	evq_push(c, ENG_EV_SIDR_REQ_ERROR, -ENETDOWN, NULL);
+	return 0;
+}
+
+static int conn_act_port_down_est(struct conn *c, struct conn_ctx *x)
+{
+	/*
+	 * The connection stays: the client decides (its QP may migrate to an
+	 * alternate path on another port). A LAP of ours dies first. An APR
+	 * we owe the client may still send; our own MRA for it would only go
+	 * into the void, so its deadline goes.
+	 */
+	if (conn_lap_waits(c)) {
+		timer_cancel(c);
+		conn_set_lap(c, ENG_LAP_IDLE, x->ev);
+		evq_push(c, ENG_EV_LAP_ERROR, -ENETDOWN, NULL);
+	} else if (c->timer == CONN_TIMER_MRA_DUE) {
+		timer_cancel(c);
+	}
+	evq_push(c, ENG_EV_PORT_ERROR, -ENETDOWN, NULL);
 	return 0;
 }
 
@@ -896,6 +1086,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, req_timeout),
+		E(PORT_DOWN) = GO(IDLE, port_down_req),
 		E(API_DESTROY) = GO(IDLE, destroy_req_sent),
 	},
 	S(MRA_REQ_RCVD) = {
@@ -906,6 +1097,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, req_timeout),
+		E(PORT_DOWN) = GO(IDLE, port_down_req),
 		E(API_DESTROY) = GO(IDLE, destroy_req_sent),
 	},
 	S(REQ_RCVD) = {
@@ -917,6 +1109,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ) = GO(IDLE, rej),
 		E(RX_REJ_STALE) = GO(IDLE, rej),
 		E(STALE) = STAY(stale_ignore),
+		E(PORT_DOWN) = GO(IDLE, port_down_rep),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 	},
 	S(MRA_REQ_SENT) = {
@@ -927,6 +1120,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ) = GO(IDLE, rej),
 		E(RX_REJ_STALE) = GO(IDLE, rej),
 		E(STALE) = STAY(stale_ignore),
+		E(PORT_DOWN) = GO(IDLE, port_down_rep),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 	},
 	S(REP_SENT) = {
@@ -939,6 +1133,8 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(STALE) = STAY(stale_ignore),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, rep_timeout),
+		E(API_ESTABLISH) = GO(ESTABLISHED, establish),
+		E(PORT_DOWN) = GO(TIMEWAIT, port_down_rep_sent),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_rej),
 	},
 	S(MRA_REP_RCVD) = {
@@ -951,6 +1147,8 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(STALE) = STAY(stale_ignore),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, rep_timeout),
+		E(API_ESTABLISH) = GO(ESTABLISHED, establish),
+		E(PORT_DOWN) = GO(TIMEWAIT, port_down_rep_sent),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_rej),
 	},
 	S(REP_RCVD) = {
@@ -962,6 +1160,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ) = GO(TIMEWAIT, rej),
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(STALE) = STAY(stale_ignore),
+		E(PORT_DOWN) = GO(IDLE, port_down_req),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 	},
 	S(MRA_REP_SENT) = {
@@ -972,12 +1171,16 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ) = GO(TIMEWAIT, rej),
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(STALE) = STAY(stale_ignore),
+		E(PORT_DOWN) = GO(IDLE, port_down_req),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 	},
 	S(ESTABLISHED) = {
 		E(API_DISCONNECT) = GO(DREQ_SENT, disconnect),
 		E(API_LAP) = STAY(lap),
 		E(API_APR) = STAY(apr),
+		E(API_MRA) = STAY(lap_mra),
+		E(MRA_DUE) = STAY(lap_mra_due),
+		E(PORT_DOWN) = STAY(port_down_est),
 		E(RX_REQ) = STAY(dup),
 		E(RX_REP) = STAY(dup_rtu),
 		E(RX_RTU) = STAY(dup),
@@ -1003,6 +1206,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(STALE) = STAY(stale_ignore),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, dreq_timeout),
+		E(PORT_DOWN) = GO(TIMEWAIT, port_down_dreq),
 		E(API_DESTROY) = STAY(destroy),
 	},
 	S(DREQ_RCVD) = {
@@ -1032,6 +1236,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_SIDR_REP) = GO(IDLE, sidr_rep_rcvd),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, sidr_timeout),
+		E(PORT_DOWN) = GO(IDLE, port_down_sidr),
 		E(API_DESTROY) = GO(IDLE, destroy),
 	},
 	S(SIDR_REQ_RCVD) = {
@@ -1073,6 +1278,7 @@ int conn_event(struct conn *c, enum conn_event ev, struct conn_ctx *x)
 	if (!cell->act)
 		return conn_unexpected(c, ev, x);
 	c->eng->hits[c->state][ev]++;
+	x->ev = ev;
 	x->arm = CONN_TIMER_NONE;
 	ret = cell->act(c, x);
 	if (ret < 0)

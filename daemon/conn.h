@@ -26,7 +26,8 @@ enum conn_event {
 	CONN_EV_API_APR,
 	CONN_EV_API_SIDR_REQ,
 	CONN_EV_API_SIDR_REP,
-	CONN_EV_API_DESTROY,
+	CONN_EV_API_ESTABLISH,
+	CONN_EV_API_DESTROY, /* the last API event (conn_event_is_api) */
 	CONN_EV_RX_REQ_NEW,
 	CONN_EV_RX_REQ_HOLD,
 	CONN_EV_RX_REQ,
@@ -50,6 +51,7 @@ enum conn_event {
 	CONN_EV_TIMEOUT_LAST,
 	CONN_EV_MRA_DUE,
 	CONN_EV_TIMEWAIT_DONE,
+	CONN_EV_PORT_DOWN, /* our port went down (eng_port_down) */
 	CONN_EV__COUNT,
 };
 
@@ -103,6 +105,7 @@ struct conn {
 	uint8_t max_retries;
 	uint64_t rtx_ns; /* retransmission timeout */
 	uint64_t peer_wait_ns; /* how long the peer waits for our answer */
+	uint8_t lap_mra_timeout; /* service timeout of our MRA for a LAP */
 
 	uint64_t deadline;
 	size_t heap_idx;
@@ -184,6 +187,7 @@ struct eng {
 /* What an event carries into its action. */
 struct conn_ctx {
 	uint64_t now;
+	enum conn_event ev; /* set by conn_event() for the action */
 	const struct cm_msg *msg; /* RX_* */
 	const struct eng_addr *from; /* RX_* */
 	struct conn *other; /* RX_*_STALE: the older record */
@@ -211,6 +215,7 @@ struct conn_ctx {
 int conn_event(struct conn *c, enum conn_event ev, struct conn_ctx *x);
 void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
 		    uint64_t now);
+void conn_set_lap(struct conn *c, enum eng_lap_state next, enum conn_event ev);
 struct conn *conn_new(struct eng *eng);
 void conn_ids_init(struct eng *eng);
 void conn_free(struct conn *c);

@@ -92,6 +92,23 @@ const char *eng_state_name(enum eng_state s)
 	return "?";
 }
 
+const char *eng_lap_state_name(enum eng_lap_state lap)
+{
+	switch (lap) {
+	case ENG_LAP_IDLE:
+		return "IDLE";
+	case ENG_LAP_SENT:
+		return "LAP_SENT";
+	case ENG_LAP_RCVD:
+		return "LAP_RCVD";
+	case ENG_LAP_MRA_SENT:
+		return "MRA_LAP_SENT";
+	case ENG_LAP_MRA_RCVD:
+		return "MRA_LAP_RCVD";
+	}
+	return "?";
+}
+
 const char *eng_event_name(enum eng_event_type t)
 {
 	switch (t) {
@@ -127,6 +144,8 @@ const char *eng_event_name(enum eng_event_type t)
 		return "SIDR_REQ_ERROR";
 	case ENG_EV_SIDR_REP_RECEIVED:
 		return "SIDR_REP_RECEIVED";
+	case ENG_EV_PORT_ERROR:
+		return "PORT_ERROR";
 	case ENG_EV__COUNT:
 		break;
 	}
@@ -158,6 +177,8 @@ const char *conn_event_name(enum conn_event ev)
 		return "API_SIDR_REQ";
 	case CONN_EV_API_SIDR_REP:
 		return "API_SIDR_REP";
+	case CONN_EV_API_ESTABLISH:
+		return "API_ESTABLISH";
 	case CONN_EV_API_DESTROY:
 		return "API_DESTROY";
 	case CONN_EV_RX_REQ_NEW:
@@ -206,6 +227,8 @@ const char *conn_event_name(enum conn_event ev)
 		return "MRA_DUE";
 	case CONN_EV_TIMEWAIT_DONE:
 		return "TIMEWAIT_DONE";
+	case CONN_EV_PORT_DOWN:
+		return "PORT_DOWN";
 	case CONN_EV__COUNT:
 		break;
 	}

@@ -64,6 +64,51 @@ int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce)
 	return 0;
 }
 
+/*
+ * Feed PORT_DOWN to every record on the port whose state has a cell for it
+ * (the table decides who is touched: open exchanges and established
+ * connections, not listeners, idle ids or timewait). Held REQs go first, so
+ * that a credit given back by a dying id on this port never delivers a held
+ * REQ from the same dead port. A record can only free itself in
+ * conn_event() (a held REQ, reaped in IDLE), so walking with 'next' saved
+ * is safe.
+ */
+static int eng_port_down_pass(struct eng *eng, uint16_t port, bool held,
+			      uint64_t now)
+{
+	struct conn *c, *next;
+	int told = 0;
+
+	for (c = LIST_FIRST(&eng->all); c; c = next) {
+		struct conn_ctx x = { .now = now };
+		bool tells = !c->destroyed && !c->held;
+
+		next = LIST_NEXT(c, all_link);
+		if (c->addr.port != port || c->held != held ||
+		    !conn_table_cell(c->state, CONN_EV_PORT_DOWN))
+			continue;
+		if (conn_event(c, CONN_EV_PORT_DOWN, &x) == 0 && tells)
+			told++;
+	}
+	return told;
+}
+
+int eng_port_down(struct eng *eng, uint16_t port, uint64_t now)
+{
+	int told;
+
+	if (eng->busy)
+		return -EBUSY;
+	if (port >= ENG_MAX_PORTS)
+		return -EINVAL;
+	eng->cnt.port_down++;
+	told = eng_port_down_pass(eng, port, true, now);
+	told += eng_port_down_pass(eng, port, false, now);
+	eng->cnt.port_down_ids += (uint64_t)told;
+	log_info("port %u down: %d ids told", port, told);
+	return told;
+}
+
 void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,
 	      const struct cm_msg *msg, uint64_t now)
 {
@@ -255,6 +300,13 @@ int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout, uint64_t now)
 	if (service_timeout > 31)
 		return -EINVAL;
 	return eng_call(eng, id, CONN_EV_API_MRA, &x);
+}
+
+int eng_establish(struct eng *eng, uint32_t id, uint64_t now)
+{
+	struct conn_ctx x = { .now = now };
+
+	return eng_call(eng, id, CONN_EV_API_ESTABLISH, &x);
 }
 
 int eng_disconnect(struct eng *eng, uint32_t id, const uint8_t *pd,

@@ -54,6 +54,14 @@ static void usage(FILE *f)
 		"MRAs (default 20)\n"
 		"      --packet-life-time N path packet life time exponent "
 		"(default 16)\n"
+		"      --cm-response-timeout N  CM response timeout exponent "
+		"when a client gives 0 (default 20)\n"
+		"      --max-cm-retries N   when a client gives 0 (default "
+		"15)\n"
+		"      --cm-response-timeout N  CM response timeout exponent "
+		"for clients that give 0 (default 20)\n"
+		"      --max-cm-retries N   for clients that give 0 (default "
+		"15)\n"
 		"      --max-clients N      (default 1024)\n"
 		"      --max-ids N          ids per client (default 65536)\n"
 		"      --max-queued N       messages queued per client "
@@ -71,6 +79,8 @@ enum {
 	OPT_MAX_HELD,
 	OPT_MRA_TIMEOUT,
 	OPT_PLT,
+	OPT_CM_TIMEOUT,
+	OPT_CM_RETRIES,
 	OPT_MAX_CLIENTS,
 	OPT_MAX_IDS,
 	OPT_MAX_QUEUED,
@@ -88,6 +98,8 @@ static const struct option long_opts[] = {
 	{ "max-held", required_argument, NULL, OPT_MAX_HELD },
 	{ "mra-timeout", required_argument, NULL, OPT_MRA_TIMEOUT },
 	{ "packet-life-time", required_argument, NULL, OPT_PLT },
+	{ "cm-response-timeout", required_argument, NULL, OPT_CM_TIMEOUT },
+	{ "max-cm-retries", required_argument, NULL, OPT_CM_RETRIES },
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 	{ "max-ids", required_argument, NULL, OPT_MAX_IDS },
 	{ "max-queued", required_argument, NULL, OPT_MAX_QUEUED },
@@ -196,6 +208,16 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 		if (number(name, arg, 30, &v))
 			return -EINVAL;
 		c->path.packet_life_time = (uint8_t)v;
+		return 0;
+	case OPT_CM_TIMEOUT:
+		if (number(name, arg, 31, &v))
+			return -EINVAL;
+		c->cm_response_timeout = (uint8_t)v;
+		return 0;
+	case OPT_CM_RETRIES:
+		if (number(name, arg, 15, &v))
+			return -EINVAL;
+		c->max_cm_retries = (uint8_t)v;
 		return 0;
 	case OPT_MAX_CLIENTS:
 		if (number(name, arg, 1u << 20, &v) || !v)
@@ -355,6 +377,8 @@ int main(int argc, char **argv)
 	o.cfg.path.packet_life_time = 16; /* rdma_cm's RoCE default */
 	o.cfg.path.hop_limit = XPORT_DEFAULT_HOP_LIMIT;
 	o.cfg.path.packet_rate = 3; /* 10 Gb/s: IBTA Table 224 code 3 */
+	o.cfg.cm_response_timeout = 20;
+	o.cfg.max_cm_retries = 15;
 	o.cfg.max_clients = 1024;
 	o.cfg.max_ids = 65536;
 	o.cfg.max_queued = 65536;

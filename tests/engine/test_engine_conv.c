@@ -1537,7 +1537,7 @@ static void test_introspection(void **state)
 
 /* Callbacks must not call back in: the engine refuses with -EBUSY. */
 static struct eng *reentry_eng;
-static int reentry_rc[3];
+static int reentry_rc[5];
 
 static int reentry_send(void *ctx, const struct eng_addr *to,
 			const struct cm_msg *m)
@@ -1556,6 +1556,8 @@ static void reentry_deliver(void *ctx, const struct eng_event *ev)
 	(void)ctx;
 	reentry_rc[1] = eng_ack(reentry_eng, ev->id, h_now);
 	reentry_rc[2] = eng_destroy(reentry_eng, ev->id, h_now);
+	reentry_rc[3] = eng_port_down(reentry_eng, 1, h_now);
+	reentry_rc[4] = eng_establish(reentry_eng, ev->id, h_now);
 }
 
 static uint32_t reentry_random(void *ctx)
@@ -1590,6 +1592,8 @@ static void test_callback_reentry(void **state)
 	eng_recv(reentry_eng, 1, &cp.dest, &rej, h_now);
 	assert_int_equal(reentry_rc[1], -EBUSY);
 	assert_int_equal(reentry_rc[2], -EBUSY);
+	assert_int_equal(reentry_rc[3], -EBUSY);
+	assert_int_equal(reentry_rc[4], -EBUSY);
 	assert_int_equal(eng_ack(reentry_eng, id, h_now), 0);
 	eng_free(reentry_eng);
 }
@@ -1880,10 +1884,685 @@ static void test_table_rows(void **state)
 	}
 }
 
+static enum eng_lap_state lap_of(struct h_side *s, uint32_t id)
+{
+	return conn_of(s, id)->lap;
+}
+
+/* a loads an alternate path; b's app has LAP_RECEIVED (acked). */
+static struct cm_msg pair_lap(struct pair *p)
+{
+	struct cm_lap lap;
+	struct cm_msg m;
+
+	memset(&lap, 0, sizeof(lap));
+	lap.alt_local_lid = 9;
+	assert_int_equal(eng_lap(p->a.eng, p->aid, &lap, h_now), 0);
+	m = h_take(&p->a, CM_MSG_LAP);
+	h_inject(&p->a, &p->b, &m);
+	h_ev(&p->b, ENG_EV_LAP_RECEIVED, p->bid);
+	assert_int_equal(lap_of(&p->b, p->bid), ENG_LAP_RCVD);
+	return m;
+}
+
+/* IBTA 12.8: a slow app's LAP gets an MRA at half the peer's wait. */
+static void test_mra_lap_slow(void **state)
+{
+	struct pair p;
+	struct cm_msg lap, m;
+	uint64_t due, ext;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	lap = pair_lap(&p);
+	/* b is passive: a waits the REQ's remote CM response time for it. */
+	due = h_now + h_ns(H_RESP) / 2;
+	assert_true(eng_next_deadline(p.b.eng) == due);
+	h_at(&p.a, &p.b, due - 1);
+	assert_int_equal(h_pending(&p.b), 0);
+	h_at(&p.a, &p.b, due);
+	m = h_take(&p.b, CM_MSG_MRA);
+	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
+	assert_int_equal(m.mra.service_timeout, H_SVC);
+	assert_int_equal(m.mra.local_comm_id, p.bid);
+	assert_int_equal(m.mra.remote_comm_id, p.aid);
+	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_SENT);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
+	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+
+	/* a: LAP_SENT -> MRA_LAP_RCVD, wait service timeout + 2 x PLT. */
+	h_inject(&p.b, &p.a, &m);
+	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
+	ext = h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT);
+	assert_true(eng_next_deadline(p.a.eng) == ext);
+	h_at(&p.a, &p.b, h_now + rtx());
+	assert_int_equal(h_pending(&p.a), 0);
+
+	/* IBTA 12.9.7: a duplicate LAP in MRA_LAP_SENT: the MRA again. */
+	h_inject(&p.a, &p.b, &lap);
+	m = h_take(&p.b, CM_MSG_MRA);
+	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
+	assert_int_equal(m.mra.service_timeout, H_SVC);
+	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_LAP], 1);
+	assert_int_equal(eng_counters(p.b.eng)->retransmitted[CM_MSG_MRA], 1);
+	assert_int_equal(h_events_left(&p.b), 0);
+	/* The RTU/REP a duplicate REQ/REP needs is still what c->last is. */
+	assert_int_equal(conn_of(&p.b, p.bid)->last.type, CM_MSG_REP);
+
+	/* The app answers from MRA_LAP_SENT. */
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, h_now), 0);
+	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_IDLE);
+	h_deliver(&p.b, &p.a);
+	h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
+	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_IDLE);
+	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
+	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_LAP], 0);
+	pair_fini(&p);
+}
+
+/* The active side owes the APR: its MRA_DUE uses its own advertised time. */
+static void test_mra_lap_active_side(void **state)
+{
+	struct pair p;
+	struct cm_lap lap;
+	struct cm_msg m;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	memset(&lap, 0, sizeof(lap));
+	assert_int_equal(eng_lap(p.b.eng, p.bid, &lap, h_now), 0);
+	h_deliver(&p.b, &p.a);
+	h_ev(&p.a, ENG_EV_LAP_RECEIVED, p.aid);
+	/* The REQ's local CM response time: how long b waits for a. */
+	assert_true(eng_next_deadline(p.a.eng) == h_now + h_ns(H_RESP) / 2);
+	h_advance(&p.a, &p.b, h_ns(H_RESP) / 2);
+	m = h_take(&p.a, CM_MSG_MRA);
+	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
+	h_inject(&p.a, &p.b, &m);
+	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_RCVD);
+	assert_int_equal(eng_apr(p.a.eng, p.aid, CM_APR_REJECTED, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	assert_int_equal(h_ev(&p.b, ENG_EV_APR_RECEIVED, p.bid).msg.apr.status,
+			 CM_APR_REJECTED);
+	pair_fini(&p);
+}
+
+/* eng_mra on a LAP_RCVD id sends the MRA; elsewhere in ESTABLISHED not. */
+static void test_mra_lap_api(void **state)
+{
+	struct pair p;
+	struct cm_msg m;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	/* No LAP owed: -EINVAL, nothing sent, nothing changed. */
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, h_now), -EINVAL);
+	assert_int_equal(h_pending(&p.b), 0);
+	assert_int_equal(eng_counters(p.b.eng)->unexpected_api, 1);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, 0, h_now), -EINVAL);
+	assert_int_equal(eng_counters(p.b.eng)->unexpected_api, 2);
+	pair_lap(&p);
+	/* Our own LAP waiting (a, LAP_SENT) is no LAP owed either. */
+	assert_int_equal(eng_mra(p.a.eng, p.aid, 20, h_now), -EINVAL);
+	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_SENT);
+	assert_int_equal(h_pending(&p.a), 0);
+
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, h_now), 0);
+	m = h_take(&p.b, CM_MSG_MRA);
+	assert_int_equal(m.mra.service_timeout, 20);
+	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
+	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_SENT);
+	/* The MRA_DUE deadline went with it: no second, automatic MRA. */
+	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	h_inject(&p.b, &p.a, &m);
+	assert_true(eng_next_deadline(p.a.eng) ==
+		    h_now + h_ns(20) + 2 * h_ns(H_PLT));
+	/* Asking for more time again, as in MRA_REQ_SENT: a new MRA. */
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 21, h_now), 0);
+	m = h_take(&p.b, CM_MSG_MRA);
+	assert_int_equal(m.mra.service_timeout, 21);
+	/* ... which extends a's wait again in MRA_LAP_RCVD. */
+	h_advance(&p.a, &p.b, 1000);
+	h_inject(&p.b, &p.a, &m);
+	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
+	assert_true(eng_next_deadline(p.a.eng) ==
+		    h_now + h_ns(21) + 2 * h_ns(H_PLT));
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 32, h_now), -EINVAL);
+	pair_fini(&p);
+}
+
+/* MRA_LAP_RCVD: retries after the longer wait, crossed LAPs, LAP_ERROR. */
+static void test_mra_lap_rcvd_timeout(void **state)
+{
+	struct pair p;
+	struct cm_msg m, in;
+	uint64_t at;
+	int i;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	pair_lap(&p);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, H_SVC, h_now), 0);
+	h_deliver(&p.b, &p.a);
+	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
+	/* A LAP from b now crosses ours: refused with APR 3. */
+	cm_msg_init(&in, CM_MSG_LAP, 9);
+	in.lap.local_comm_id = p.bid;
+	in.lap.remote_comm_id = p.aid;
+	h_inject(&p.b, &p.a, &in);
+	m = h_take(&p.a, CM_MSG_APR);
+	assert_int_equal(m.apr.status, CM_APR_REJECTED);
+	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
+	/* eng_lap while one is out: -EINVAL. */
+	{
+		struct cm_lap lap;
+
+		memset(&lap, 0, sizeof(lap));
+		assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EINVAL);
+	}
+	/* b's app never answers: a resends after the MRA's wait. */
+	at = eng_next_deadline(p.a.eng);
+	assert_true(at == h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT));
+	for (i = 0; i < H_RETRIES; i++) {
+		h_at(&p.a, NULL, at);
+		m = h_take(&p.a, CM_MSG_LAP);
+		assert_int_equal(m.lap.local_comm_id, p.aid);
+		assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
+		at = h_now + rtx();
+		assert_true(eng_next_deadline(p.a.eng) == at);
+	}
+	h_at(&p.a, NULL, at);
+	assert_int_equal(h_ev(&p.a, ENG_EV_LAP_ERROR, p.aid).status,
+			 -ETIMEDOUT);
+	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_IDLE);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_ESTABLISHED);
+	/* A late MRA or APR is only a duplicate now. */
+	cm_msg_init(&in, CM_MSG_APR, 9);
+	in.apr.local_comm_id = p.bid;
+	in.apr.remote_comm_id = p.aid;
+	h_inject(&p.b, &p.a, &in);
+	assert_int_equal(eng_counters(p.a.eng)->duplicates[CM_MSG_APR], 1);
+	assert_int_equal(h_events_left(&p.a), 0);
+	pair_fini(&p);
+}
+
+/* The LAP exchange ends with ESTABLISHED; the MRA_DUE deadline too. */
+static void test_mra_lap_disconnect(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	pair_lap(&p);
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_IDLE);
+	assert_int_equal(conn_of(&p.b, p.bid)->timer, CONN_TIMER_RETRANSMIT);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, 0, h_now), -EINVAL);
+	h_pump(&p.a, &p.b);
+	h_ev(&p.a, ENG_EV_DREQ_RECEIVED, p.aid);
+	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_IDLE);
+	pair_fini(&p);
+}
+
+/* COMM_EST before the RTU (IBTA ch. 12 passive side; kernel cm_establish). */
+static void test_establish_early(void **state)
+{
+	struct pair p;
+	struct eng_event ev;
+	struct cm_msg rtu;
+	uint64_t tw;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_rep(&p);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	rtu = h_take(&p.a, CM_MSG_RTU); /* late */
+	assert_int_equal(eng_establish(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
+	ev = h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	assert_false(ev.has_msg);
+	assert_int_equal(ev.status, 0);
+	/* The REP's retransmission stopped. */
+	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	h_advance(&p.a, &p.b, 10 * rtx());
+	assert_int_equal(h_pending(&p.b), 0);
+	/* The RTU arrives after all: a duplicate, no second event. */
+	h_inject(&p.a, &p.b, &rtu);
+	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_RTU], 1);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(eng_counters(p.b.eng)->established_early, 1);
+	/* Once established: -EINVAL, nothing changes. */
+	assert_int_equal(eng_establish(p.b.eng, p.bid, h_now), -EINVAL);
+	assert_int_equal(eng_counters(p.b.eng)->established_early, 1);
+	/* The connection is an ordinary one from here on. */
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	h_deliver(&p.b, &p.a);
+	h_ev(&p.a, ENG_EV_DREQ_RECEIVED, p.aid);
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_DREP_RECEIVED, p.bid);
+	tw = eng_next_deadline(p.b.eng);
+	h_at(&p.a, &p.b, tw);
+	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
+	pair_fini(&p);
+}
+
+static void test_establish_mra_rep_rcvd(void **state)
+{
+	struct pair p;
+	struct eng_event ev;
+
+	(void)state;
+	pair_init(&p, false);
+	reach(&p, ENG_STATE_MRA_REP_RCVD);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_MRA_REP_RCVD);
+	assert_int_equal(eng_establish(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
+	ev = h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	assert_false(ev.has_msg);
+	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	pair_fini(&p);
+}
+
+/* The event waits behind an unacknowledged one, like any other. */
+static void test_establish_queued(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 8);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	h_deliver(&p.a, &p.b);
+	p.bid = h_ev_noack(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
+	assert_int_equal(h_accept(&p.b, p.bid), 0);
+	assert_int_equal(eng_establish(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	assert_false(h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid).has_msg);
+	pair_fini(&p);
+}
+
+/* Every state but REP_SENT / MRA_REP_RCVD: -EINVAL and nothing changes. */
+static void test_establish_invalid(void **state)
+{
+	static const enum eng_state states[] = {
+		ENG_STATE_IDLE,		 ENG_STATE_LISTEN,
+		ENG_STATE_REQ_SENT,	 ENG_STATE_REQ_RCVD,
+		ENG_STATE_MRA_REQ_SENT,	 ENG_STATE_MRA_REQ_RCVD,
+		ENG_STATE_REP_RCVD,	 ENG_STATE_MRA_REP_SENT,
+		ENG_STATE_ESTABLISHED,	 ENG_STATE_DREQ_SENT,
+		ENG_STATE_DREQ_RCVD,	 ENG_STATE_TIMEWAIT,
+		ENG_STATE_SIDR_REQ_SENT, ENG_STATE_SIDR_REQ_RCVD,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		struct pair p;
+		struct h_side *s;
+		uint32_t id;
+		uint64_t dl, api;
+		enum eng_state st;
+		size_t nev;
+
+		pair_init(&p, false);
+		reach(&p, states[i]);
+		/* The id reach() left in the state: b's if it is, else a's. */
+		if (p.bid && eng_id_state(p.b.eng, p.bid, &st) == 0 &&
+		    st == states[i]) {
+			s = &p.b;
+			id = p.bid;
+		} else {
+			s = &p.a;
+			id = p.aid;
+		}
+		assert_int_equal(h_state(s, id), states[i]);
+		h_drop(s);
+		dl = eng_next_deadline(s->eng);
+		nev = s->nev;
+		api = eng_counters(s->eng)->unexpected_api;
+		assert_int_equal(eng_establish(s->eng, id, h_now), -EINVAL);
+		assert_int_equal(h_state(s, id), states[i]);
+		assert_int_equal(h_pending(s), 0);
+		assert_int_equal(s->nev, nev);
+		assert_true(eng_next_deadline(s->eng) == dl);
+		assert_int_equal(eng_counters(s->eng)->unexpected_api, api + 1);
+		pair_fini(&p);
+	}
+	{
+		struct h_side s;
+
+		h_init(&s, GUID_A, 1, false, 5);
+		assert_int_equal(eng_establish(s.eng, 0x1234, h_now), -ENOENT);
+		h_fini(&s);
+	}
+}
+
+struct port_case {
+	enum eng_state state;
+	bool on_a;
+	int ev; /* expected event type, -1: none */
+	enum eng_state after;
+};
+
+/* Port down in every state: who is told what, and where it ends. */
+static void test_port_down_every_state(void **state)
+{
+	static const struct port_case cases[] = {
+		{ ENG_STATE_IDLE, true, -1, ENG_STATE_IDLE },
+		{ ENG_STATE_LISTEN, false, -1, ENG_STATE_LISTEN },
+		{ ENG_STATE_REQ_SENT, true, ENG_EV_REQ_ERROR, ENG_STATE_IDLE },
+		{ ENG_STATE_MRA_REQ_RCVD, true, ENG_EV_REQ_ERROR,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_REQ_RCVD, false, ENG_EV_REP_ERROR, ENG_STATE_IDLE },
+		{ ENG_STATE_MRA_REQ_SENT, false, ENG_EV_REP_ERROR,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_REP_SENT, false, ENG_EV_REP_ERROR,
+		  ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_MRA_REP_RCVD, false, ENG_EV_REP_ERROR,
+		  ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_REP_RCVD, true, ENG_EV_REQ_ERROR, ENG_STATE_IDLE },
+		{ ENG_STATE_MRA_REP_SENT, true, ENG_EV_REQ_ERROR,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_ESTABLISHED, true, ENG_EV_PORT_ERROR,
+		  ENG_STATE_ESTABLISHED },
+		{ ENG_STATE_ESTABLISHED, false, ENG_EV_PORT_ERROR,
+		  ENG_STATE_ESTABLISHED },
+		{ ENG_STATE_DREQ_SENT, true, ENG_EV_DREQ_ERROR,
+		  ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_DREQ_RCVD, false, -1, ENG_STATE_DREQ_RCVD },
+		{ ENG_STATE_TIMEWAIT, true, -1, ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_SIDR_REQ_SENT, true, ENG_EV_SIDR_REQ_ERROR,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_SIDR_REQ_RCVD, false, -1, ENG_STATE_SIDR_REQ_RCVD },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct port_case *pc = &cases[i];
+		struct pair p;
+		struct h_side *who, *peer;
+		uint32_t id;
+		struct eng_event ev;
+		uint64_t dl;
+		int told = pc->ev >= 0;
+
+		pair_init(&p, false);
+		reach(&p, pc->state);
+		who = pc->on_a ? &p.a : &p.b;
+		peer = pc->on_a ? &p.b : &p.a;
+		id = pc->on_a ? p.aid : p.bid;
+		assert_int_equal(h_state(who, id), pc->state);
+		h_drop(who);
+		h_drop(peer);
+		who->evnext = who->nev;
+		dl = eng_next_deadline(who->eng);
+		/* Another port: nothing. */
+		assert_int_equal(eng_port_down(who->eng, 2, h_now), 0);
+		assert_int_equal(h_state(who, id), pc->state);
+		assert_true(eng_next_deadline(who->eng) == dl);
+		assert_int_equal(eng_port_down(who->eng, ENG_MAX_PORTS, h_now),
+				 -EINVAL);
+
+		assert_int_equal(eng_port_down(who->eng, 1, h_now), told);
+		if (h_state(who, id) != pc->after)
+			fail_msg("case %zu: %s -> %s, want %s", i,
+				 eng_state_name(pc->state),
+				 eng_state_name(h_state(who, id)),
+				 eng_state_name(pc->after));
+		/* No MAD for the dead port, ever. */
+		assert_int_equal(h_pending(who), 0);
+		assert_int_equal(eng_counters(who->eng)->port_down, 2);
+		assert_int_equal(eng_counters(who->eng)->port_down_ids, told);
+		if (pc->ev < 0) {
+			assert_int_equal(h_events_left(who), 0);
+			assert_true(eng_next_deadline(who->eng) == dl);
+		} else {
+			ev = h_ev(who, (enum eng_event_type)pc->ev, id);
+			assert_int_equal(ev.status, -ENETDOWN);
+			assert_false(ev.has_msg);
+			assert_int_equal(h_events_left(who), 0);
+		}
+		if (pc->after == ENG_STATE_IDLE ||
+		    pc->after == ENG_STATE_ESTABLISHED)
+			assert_true(eng_next_deadline(who->eng) ==
+					    ENG_NO_DEADLINE ||
+				    pc->ev < 0);
+		/* A second port down finds nothing more to fail. */
+		if (pc->after != ENG_STATE_ESTABLISHED)
+			assert_int_equal(eng_port_down(who->eng, 1, h_now), 0);
+		h_drop(who);
+		h_drop(peer);
+		/* The timers left run out without a MAD on the dead port. */
+		while (eng_next_deadline(who->eng) != ENG_NO_DEADLINE)
+			h_at(who, NULL, eng_next_deadline(who->eng));
+		if (pc->after == ENG_STATE_TIMEWAIT)
+			h_ev(who, ENG_EV_TIMEWAIT_EXIT, id);
+		if (pc->ev >= 0)
+			assert_int_equal(h_pending(who), 0);
+		pair_fini(&p);
+	}
+}
+
+/*
+ * Passive REP_SENT fails in timewait with a REJ kept, not sent: if the port
+ * comes back and the peer's RTU arrives, that REJ answers it, so the peer
+ * is not left established alone.
+ */
+static void test_port_down_rep_sent_rtu(void **state)
+{
+	struct pair p;
+	struct cm_msg m;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_rep(&p);
+	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(h_ev(&p.b, ENG_EV_REP_ERROR, p.bid).status, -ENETDOWN);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
+	assert_int_equal(h_pending(&p.b), 0);
+	assert_int_equal(eng_counters(p.b.eng)->sent[CM_MSG_REJ], 0);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	m = h_take(&p.b, CM_MSG_REJ);
+	assert_int_equal(m.rej.reason, CM_REJ_TIMEOUT);
+	assert_int_equal(m.rej.remote_comm_id, p.aid);
+	h_inject(&p.b, &p.a, &m);
+	h_ev(&p.a, ENG_EV_REJ_RECEIVED, p.aid);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
+	assert_int_equal(h_events_left(&p.b), 0);
+	pair_fini(&p);
+}
+
+/* Listeners stay: a REQ arriving afterwards (port back up) is delivered. */
+static void test_port_down_listener(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_req(&p);
+	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	h_ev(&p.b, ENG_EV_REP_ERROR, p.bid);
+	assert_int_equal(h_state(&p.b, p.lid), ENG_STATE_LISTEN);
+	{
+		struct eng_listen_info li;
+
+		assert_int_equal(eng_listen_info(p.b.eng, p.lid, &li), 0);
+		assert_int_equal(li.credits_used, 0);
+	}
+	h_connect(&p.a, &p.b, SID);
+	h_deliver(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0);
+	pair_fini(&p);
+}
+
+/* Events queue behind an unacknowledged one; LAP_ERROR before PORT_ERROR. */
+static void test_port_down_serialized(void **state)
+{
+	struct pair p;
+	struct cm_lap lap;
+	struct eng_event ev;
+
+	(void)state;
+	pair_init(&p, false);
+	/* Passive: REQ_RECEIVED still out, REP_ERROR waits for the ack. */
+	p.lid = h_listen(&p.b, SID, 8);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	h_deliver(&p.a, &p.b);
+	p.bid = h_ev_noack(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
+	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_IDLE);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(h_accept(&p.b, p.bid), -EINVAL);
+	assert_int_equal(eng_set_context(p.b.eng, p.bid, 0xabc), 0);
+	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	ev = h_ev(&p.b, ENG_EV_REP_ERROR, p.bid);
+	assert_int_equal(ev.status, -ENETDOWN);
+	assert_int_equal(ev.context, 0xabc);
+	assert_int_equal(h_pending(&p.b), 0);
+	pair_fini(&p);
+
+	/* Established with RTU_RECEIVED unacked and our LAP pending. */
+	pair_init(&p, false);
+	pair_rep(&p);
+	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	h_ev_noack(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
+	memset(&lap, 0, sizeof(lap));
+	assert_int_equal(eng_lap(p.b.eng, p.bid, &lap, h_now), 0);
+	h_drop(&p.b);
+	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_IDLE);
+	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(h_ev(&p.b, ENG_EV_LAP_ERROR, p.bid).status, -ENETDOWN);
+	assert_int_equal(h_ev(&p.b, ENG_EV_PORT_ERROR, p.bid).status,
+			 -ENETDOWN);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
+	assert_int_equal(h_pending(&p.b), 0);
+	/* The app decides: its DREQ goes out (and would time out). */
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	h_take(&p.b, CM_MSG_DREQ);
+	pair_fini(&p);
+
+	/* A LAP we owe survives (the app may still answer); its MRA not. */
+	pair_init(&p, false);
+	pair_established(&p);
+	pair_lap(&p);
+	h_drop(&p.a);
+	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(h_ev(&p.b, ENG_EV_PORT_ERROR, p.bid).status,
+			 -ENETDOWN);
+	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_RCVD);
+	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_int_equal(h_pending(&p.b), 0);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_REJECTED, h_now), 0);
+	h_deliver(&p.b, &p.a); /* the port is back */
+	h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
+	/* Our LAP in MRA_LAP_RCVD dies as in LAP_SENT. */
+	assert_int_equal(eng_lap(p.b.eng, p.bid, &lap, h_now), 0);
+	h_deliver(&p.b, &p.a);
+	h_ev(&p.a, ENG_EV_LAP_RECEIVED, p.aid);
+	assert_int_equal(eng_mra(p.a.eng, p.aid, H_SVC, h_now), 0);
+	h_deliver(&p.a, &p.b);
+	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_RCVD);
+	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	h_ev(&p.b, ENG_EV_LAP_ERROR, p.bid);
+	h_ev(&p.b, ENG_EV_PORT_ERROR, p.bid);
+	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_int_equal(h_pending(&p.b), 0);
+	pair_fini(&p);
+}
+
+/* Destroyed records and held REQs end silently; other ports are spared. */
+static void test_port_down_silent(void **state)
+{
+	struct h_side a, b;
+	struct eng_config cfg = { .mra_service_timeout = H_SVC, .max_held = 4 };
+	struct eng_listen_info li;
+	struct eng_event ev;
+	uint32_t lid, got, ids[3];
+	struct cm_msg req3;
+	struct pair p;
+
+	(void)state;
+	/* A destroyed connection's DREQ tail: timewait, no event, freed. */
+	pair_init(&p, false);
+	pair_established(&p);
+	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	h_drop(&p.a);
+	assert_int_equal(conn_of(&p.a, p.aid)->state, ENG_STATE_DREQ_SENT);
+	assert_int_equal(eng_port_down(p.a.eng, 1, h_now), 0);
+	assert_int_equal(conn_of(&p.a, p.aid)->state, ENG_STATE_TIMEWAIT);
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_int_equal(h_events_left(&p.a), 0);
+	assert_int_equal(eng_counters(p.a.eng)->port_down_ids, 0);
+	h_at(&p.a, NULL, eng_next_deadline(p.a.eng));
+	assert_int_equal(eng_record_count(p.a.eng), 0);
+	assert_int_equal(h_events_left(&p.a), 0);
+	pair_fini(&p);
+
+	/*
+	 * Backlog 1: REQ 1 (port 1) delivered, REQ 2 (port 1) and REQ 3
+	 * (port 2) held. Port 1 goes down: REQ 2 is dropped silently, REQ 1's
+	 * id fails, and its credit delivers REQ 3, not the dead REQ 2.
+	 */
+	h_init(&a, GUID_A, 1, false, 3);
+	h_init_cfg(&b, GUID_B, 2, false, 4, &cfg);
+	assert_int_equal(eng_port_set(b.eng, 2, GUID_B, false), 0);
+	lid = h_listen(&b, SID, 1);
+	ids[0] = h_connect(&a, &b, SID);
+	ids[1] = h_connect(&a, &b, SID);
+	ids[2] = h_connect(&a, &b, SID);
+	h_inject(&a, &b, &a.out[0].msg);
+	h_inject(&a, &b, &a.out[1].msg);
+	req3 = a.out[2].msg;
+	eng_recv(b.eng, 2, &a.addr, &req3, h_now);
+	got = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
+	h_take(&b, CM_MSG_MRA);
+	h_take(&b, CM_MSG_MRA);
+	assert_int_equal(eng_listen_info(b.eng, lid, &li), 0);
+	assert_int_equal(li.held, 2);
+	assert_int_equal(eng_record_count(b.eng), 4);
+
+	assert_int_equal(eng_port_down(b.eng, 1, h_now), 1);
+	assert_int_equal(h_pending(&b), 0);
+	assert_int_equal(h_ev(&b, ENG_EV_REP_ERROR, got).status, -ENETDOWN);
+	ev = h_ev(&b, ENG_EV_REQ_RECEIVED, 0);
+	assert_int_equal(ev.msg.req.local_comm_id, ids[2]);
+	assert_int_equal(ev.addr.port, 2);
+	assert_int_equal(h_events_left(&b), 0);
+	assert_int_equal(eng_listen_info(b.eng, lid, &li), 0);
+	assert_int_equal(li.held, 0);
+	assert_int_equal(li.credits_used, 1);
+	/* Listener, the failed id (IDLE, the client's) and REQ 3's id. */
+	assert_int_equal(eng_record_count(b.eng), 3);
+	assert_int_equal(h_state(&b, got), ENG_STATE_IDLE);
+	assert_int_equal(h_state(&b, ev.id), ENG_STATE_MRA_REQ_SENT);
+	/* The port-2 id is untouched by port 1 and fails with port 2. */
+	assert_int_equal(eng_port_down(b.eng, 1, h_now), 0);
+	assert_int_equal(eng_port_down(b.eng, 2, h_now), 1);
+	h_ev(&b, ENG_EV_REP_ERROR, ev.id);
+	assert_int_equal(eng_counters(b.eng)->port_down, 3);
+	assert_int_equal(eng_counters(b.eng)->port_down_ids, 2);
+	assert_int_equal(h_pending(&b), 0);
+	h_fini(&a);
+	h_fini(&b);
+}
+
 /* Runs last: every filled cell of the table was driven by some test. */
 static void test_table_coverage(void **state)
 {
-	int cells = conn_table_cells(), missed = 0, s, e;
+	int cells = conn_table_cells(), missed = 0, s, e, est = 0, down = 0;
 
 	(void)state;
 	printf("# state table: %d states x %d events, %d cells filled\n",
@@ -1897,6 +2576,24 @@ static void test_table_coverage(void **state)
 			}
 	assert_true(cells > 100);
 	assert_int_equal(missed, 0);
+	/*
+	 * The rows of MRA-for-LAP, eng_establish and eng_port_down: filled
+	 * (the loop above then proves them driven), PORT_DOWN in exactly the
+	 * states ENGINE.md lists.
+	 */
+	assert_true(conn_table_cell(ENG_STATE_ESTABLISHED, CONN_EV_API_MRA));
+	assert_true(conn_table_cell(ENG_STATE_ESTABLISHED, CONN_EV_MRA_DUE));
+	assert_true(conn_table_cell(ENG_STATE_REP_SENT, CONN_EV_API_ESTABLISH));
+	assert_true(
+		conn_table_cell(ENG_STATE_MRA_REP_RCVD, CONN_EV_API_ESTABLISH));
+	for (s = 0; s < ENG_STATE__COUNT; s++) {
+		est += conn_table_cell(s, CONN_EV_API_ESTABLISH);
+		down += conn_table_cell(s, CONN_EV_PORT_DOWN);
+	}
+	assert_int_equal(est, 2);
+	assert_int_equal(down, 11);
+	assert_false(conn_table_cell(ENG_STATE_LISTEN, CONN_EV_PORT_DOWN));
+	assert_false(conn_table_cell(ENG_STATE_TIMEWAIT, CONN_EV_PORT_DOWN));
 }
 
 int main(void)
@@ -1937,6 +2634,20 @@ int main(void)
 		cmocka_unit_test(test_callback_reentry),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_table_rows),
+		cmocka_unit_test(test_mra_lap_slow),
+		cmocka_unit_test(test_mra_lap_active_side),
+		cmocka_unit_test(test_mra_lap_api),
+		cmocka_unit_test(test_mra_lap_rcvd_timeout),
+		cmocka_unit_test(test_mra_lap_disconnect),
+		cmocka_unit_test(test_establish_early),
+		cmocka_unit_test(test_establish_mra_rep_rcvd),
+		cmocka_unit_test(test_establish_queued),
+		cmocka_unit_test(test_establish_invalid),
+		cmocka_unit_test(test_port_down_every_state),
+		cmocka_unit_test(test_port_down_rep_sent_rtu),
+		cmocka_unit_test(test_port_down_listener),
+		cmocka_unit_test(test_port_down_serialized),
+		cmocka_unit_test(test_port_down_silent),
 		cmocka_unit_test(test_table_coverage),
 	};
 

@@ -15,6 +15,10 @@
  *     (when REJ, the one unacknowledged CM message, is never lost);
  *   - after teardown and timewait every record is freed.
  *
+ * Data may overtake the RTU: after a successful eng_rtu the passive client
+ * sometimes calls eng_establish (IBV_EVENT_COMM_EST) shortly after, as a
+ * real QP would report; the late or lost RTU must then change nothing.
+ *
  * ENGINE_RANDOM_SEED and ENGINE_RANDOM_COUNT (connections per side and run)
  * override the defaults.
  */
@@ -51,6 +55,7 @@ enum act {
 	ACT_DISCONNECT,
 	ACT_DESTROY,
 	ACT_CONNECT,
+	ACT_COMM_EST, /* the passive QP sees data before the RTU */
 };
 
 struct rec {
@@ -369,6 +374,19 @@ static void do_destroy(struct side *s, struct rec *r)
 	r->unacked = false;
 }
 
+/*
+ * The active side sent its RTU and may send data now: the passive QP then
+ * reports COMM_EST, which can beat the RTU (or replace a lost one).
+ */
+static void maybe_comm_est(struct side *s, uint32_t id, int rc)
+{
+	struct conn *c = ctab_local_find(&s->eng->by_local, id);
+
+	if (rc || !c || pct() >= 30)
+		return;
+	schedule(!s->idx, c->remote_id, ACT_COMM_EST, 5 * US + upto(200 * US));
+}
+
 static void answer(struct side *s, struct rec *r)
 {
 	enum eng_state st;
@@ -413,7 +431,10 @@ static void answer(struct side *s, struct rec *r)
 		break;
 	case ENG_EV_REP_RECEIVED:
 		if (sim.phase == 2 || p < 85) {
-			check_rc(eng_rtu(s->eng, id, NULL, sim.now), "rtu");
+			int rc = eng_rtu(s->eng, id, NULL, sim.now);
+
+			check_rc(rc, "rtu");
+			maybe_comm_est(s, id, rc);
 		} else if (p < 92) {
 			check_rc(eng_reject(s->eng, id, &rej, sim.now),
 				 "reject rep");
@@ -452,6 +473,7 @@ static void answer(struct side *s, struct rec *r)
 	case ENG_EV_SIDR_REQ_RECEIVED:
 	case ENG_EV_SIDR_REQ_ERROR:
 	case ENG_EV_SIDR_REP_RECEIVED:
+	case ENG_EV_PORT_ERROR:
 	case ENG_EV__COUNT:
 		break;
 	}
@@ -472,6 +494,8 @@ static void run_action(struct sev *e)
 		return;
 	}
 	r = rec_find(s, e->id, false);
+	if (e->act == ACT_COMM_EST && !r)
+		return;
 	assert_non_null(r);
 	if (r->destroyed)
 		return;
@@ -485,8 +509,16 @@ static void run_action(struct sev *e)
 		rep.target_ack_delay = 6;
 		check_rc(eng_accept(s->eng, r->id, &rep, sim.now), "accept");
 		break;
-	case ACT_RTU_LATE:
-		check_rc(eng_rtu(s->eng, r->id, NULL, sim.now), "rtu");
+	case ACT_RTU_LATE: {
+		int rc = eng_rtu(s->eng, r->id, NULL, sim.now);
+
+		check_rc(rc, "rtu");
+		maybe_comm_est(s, r->id, rc);
+		break;
+	}
+	case ACT_COMM_EST:
+		/* -EINVAL: the RTU came first, or the id moved on. */
+		check_rc(eng_establish(s->eng, r->id, sim.now), "establish");
 		break;
 	case ACT_DISCONNECT:
 		check_rc(eng_disconnect(s->eng, r->id, NULL, 0, sim.now),
@@ -707,7 +739,7 @@ static void run(const struct fab_cfg *fab)
 		printf("# side %d: REQ sent %llu rtx %llu, REP sent %llu "
 		       "rtx %llu, dup REQ %llu, MRA sent %llu, REJ sent %llu, "
 		       "held %llu, backlog-rejected %llu, timeouts %llu, "
-		       "stale %llu\n",
+		       "stale %llu, established early %llu\n",
 		       k, (unsigned long long)c->sent[CM_MSG_REQ],
 		       (unsigned long long)c->retransmitted[CM_MSG_REQ],
 		       (unsigned long long)c->sent[CM_MSG_REP],
@@ -718,7 +750,8 @@ static void run(const struct fab_cfg *fab)
 		       (unsigned long long)c->req_held,
 		       (unsigned long long)c->req_rejected_backlog,
 		       (unsigned long long)c->timeouts,
-		       (unsigned long long)c->stale_rejected);
+		       (unsigned long long)c->stale_rejected,
+		       (unsigned long long)c->established_early);
 	}
 	printf("# %s: %lu MADs, %lu dropped, %lu duplicated, %lu events, "
 	       "%lu QPNs reused, %.3f s simulated\n",

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport: where CM MADs enter and leave the daemon. Two backends
+ * implement it, so that the daemon treats them alike:
+ *   - umad (xport_umad.c): the product path, /dev/infiniband/umadN for
+ *     MADs and libibverbs for port attributes and port events;
+ *   - sim (xport_sim.c): a simulated fabric for machines with no RDMA
+ *     device, through the hub process tests/sim/cmhub (see sim_proto.h).
+ *
+ * Both move whole 256-byte MADs (IBTA 13.4.2) and address them with
+ * struct eng_addr, the CM engine's address type; nothing here parses CM
+ * message bodies.
+ *
+ * Errors: 0 or -errno. Send errors are returned to the caller (who counts
+ * them; the engine retransmits) and are never fatal. On RoCE the kernel
+ * resolves the destination inside the umad write, so an unreachable GID
+ * can hold a send for up to ~1 s before it fails (measured on rxe).
+ *
+ * Loop integration: xport_fd() becomes readable when MADs are waiting;
+ * call xport_recv() (both fds are level triggered: what one call leaves
+ * keeps the fd readable). xport_event_fd() (-1 when the backend has none)
+ * becomes readable on port events; call xport_process_events(). The event
+ * callback may also run from xport_recv(): the sim backend reports the
+ * hub going away there (DEVICE_REMOVED for each port, then -ENOTCONN for
+ * good: stop watching the fd).
+ */
+#ifndef CMD_TRANSPORT_H
+#define CMD_TRANSPORT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cm_engine.h"
+#include "cm_mad.h"
+
+#define XPORT_DEV_NAME_MAX 64 /* IBV_SYSFS_NAME_MAX */
+#define XPORT_MAX_GIDS 256 /* kept: the valid entries of the table */
+#define XPORT_MAX_PKEYS 128
+#define XPORT_MAX_PORTS 64 /* per backend */
+#define XPORT_MSG_MAX 320
+
+/*
+ * GRH hop limit when none is given: 64, the IPv6 default (RFC 8200), as the
+ * kernel's rdma_cm puts in RoCE paths; a RoCE v2 GRH becomes the IP header.
+ */
+#define XPORT_DEFAULT_HOP_LIMIT 64
+
+/*
+ * What the umad backend says when the kernel's ib_cm holds CM class 0x07
+ * on a device. The full message is
+ * "<dev> port <n>: " XPORT_MSG_IB_CM_OWNS "; " XPORT_MSG_IB_CM_TODO
+ * (tests compare it byte for byte).
+ */
+#define XPORT_MSG_IB_CM_OWNS "the kernel ib_cm module owns the CM class here"
+#define XPORT_MSG_IB_CM_TODO                                                   \
+	"unload ib_cm and its users (rdma_ucm, rdma_cm, ib_ipoib, ...) or "    \
+	"start cmd before they load; see README"
+
+enum xport_kind {
+	XPORT_KIND_UMAD,
+	XPORT_KIND_SIM,
+};
+
+enum xport_link {
+	XPORT_LINK_IB,
+	XPORT_LINK_ROCE,
+};
+
+/* IBTA 14.2.5.6 PortInfo:PortState values, as verbs reports them. */
+enum xport_port_state {
+	XPORT_PORT_NOP = 0,
+	XPORT_PORT_DOWN = 1,
+	XPORT_PORT_INIT = 2,
+	XPORT_PORT_ARMED = 3,
+	XPORT_PORT_ACTIVE = 4,
+	XPORT_PORT_ACTIVE_DEFER = 5,
+};
+
+enum xport_gid_type {
+	XPORT_GID_IB,
+	XPORT_GID_ROCE_V1,
+	XPORT_GID_ROCE_V2,
+};
+
+struct xport_gid {
+	uint8_t raw[CM_GID_SIZE]; /* network order */
+	uint16_t index; /* in the port's GID table */
+	enum xport_gid_type type;
+};
+
+/* One port as the daemon sees it; addresses and GUIDs in host order. */
+struct xport_port {
+	char dev[XPORT_DEV_NAME_MAX];
+	uint8_t port_num; /* the device's port number, from 1 */
+	uint16_t index; /* port index, as given to eng_port_set */
+	bool up; /* false after DEVICE_REMOVED: sends fail */
+	uint64_t node_guid; /* the CA GUID the CM puts in REQ/REP */
+	uint64_t port_guid;
+	uint16_t lid;
+	uint8_t lmc;
+	uint16_t sm_lid;
+	uint8_t sm_sl;
+	enum xport_port_state state;
+	unsigned int active_mtu; /* bytes: 256..4096 */
+	enum xport_link link;
+	uint16_t pkey_tbl_len;
+	uint16_t pkeys[XPORT_MAX_PKEYS]; /* by index; 0 = invalid entry */
+	uint16_t n_gids;
+	struct xport_gid gids[XPORT_MAX_GIDS]; /* valid entries only */
+};
+
+/* umad: one selected port; port_num 0 = every port of the device. */
+struct xport_port_sel {
+	char dev[XPORT_DEV_NAME_MAX];
+	uint8_t port_num;
+};
+
+#define XPORT_SIM_MAX_GIDS 4
+
+/* sim: one virtual port; all-zero fields are derived from the node. */
+struct xport_sim_port {
+	uint64_t guid;
+	uint16_t lid;
+	uint8_t n_gids;
+	uint8_t gids[XPORT_SIM_MAX_GIDS][CM_GID_SIZE];
+};
+
+struct xport_config {
+	enum xport_kind kind;
+	uint16_t first_index; /* port indices are first_index, +1, ... */
+	/* GRH defaults for sends (RoCE always, IB when to->grh). */
+	uint8_t hop_limit; /* 0: XPORT_DEFAULT_HOP_LIMIT */
+	uint8_t traffic_class;
+	uint32_t flow_label;
+
+	/* umad: which ports; none = every port of every device. */
+	const struct xport_port_sel *sel;
+	unsigned int n_sel;
+
+	/*
+	 * sim: the hub's socket, this daemon's node number (1..65535) and
+	 * its ports. With n_sim_ports 0, sim_port_count ports are derived
+	 * from the node alone (see xport_sim.c).
+	 */
+	const char *hub_path;
+	uint16_t node;
+	bool sim_roce;
+	const struct xport_sim_port *sim_ports;
+	unsigned int n_sim_ports;
+	unsigned int sim_port_count;
+};
+
+/* What open did with each port it looked at. */
+struct xport_port_result {
+	char dev[XPORT_DEV_NAME_MAX];
+	uint8_t port_num;
+	bool served;
+	uint16_t index; /* when served */
+	int error; /* -errno when not served */
+	char message[XPORT_MSG_MAX]; /* why not served: one plain sentence */
+};
+
+struct xport_open_report {
+	unsigned int n;
+	struct xport_port_result port[XPORT_MAX_PORTS];
+};
+
+enum xport_event_type {
+	XPORT_EV_PORT_ACTIVE,
+	XPORT_EV_PORT_DOWN, /* left ACTIVE: fail the port's handshakes */
+	XPORT_EV_LID_CHANGE,
+	XPORT_EV_GID_CHANGE,
+	XPORT_EV_PKEY_CHANGE,
+	XPORT_EV_DEVICE_REMOVED, /* the port is gone for good (up false) */
+};
+
+struct xport_event {
+	enum xport_event_type type;
+	uint16_t index; /* port index */
+	const struct xport_port *port; /* attributes already refreshed */
+};
+
+typedef void (*xport_event_fn)(void *ctx, const struct xport_event *ev);
+
+/* One received MAD; the caller supplies arrays of these. */
+struct xport_rx {
+	uint16_t port; /* port index it arrived on */
+	struct eng_addr from; /* from.port == port */
+	uint8_t mad[CM_MAD_SIZE];
+};
+
+/* GRH fields eng_addr does not carry; NULL: the configured defaults. */
+struct xport_grh_opts {
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+};
+
+struct xport_counters {
+	uint64_t rx;
+	uint64_t rx_dropped; /* short, bad status, not for a known port */
+	uint64_t tx;
+	uint64_t tx_errors;
+};
+
+struct xport;
+
+/* The backend's functions; the inline wrappers below call them. */
+struct xport_ops {
+	const char *name;
+	void (*close)(struct xport *x);
+	int (*recv)(struct xport *x, struct xport_rx *rx, unsigned int max);
+	int (*send)(struct xport *x, uint16_t port, const struct eng_addr *to,
+		    const struct xport_grh_opts *grh,
+		    const uint8_t mad[CM_MAD_SIZE]);
+	int (*process_events)(struct xport *x);
+};
+
+/* Common state; each backend embeds it first. */
+struct xport {
+	const struct xport_ops *ops;
+	int fd;
+	int event_fd;
+	uint16_t first_index;
+	unsigned int n_ports;
+	struct xport_port *ports; /* n_ports, by index - first_index */
+	xport_event_fn event_cb;
+	void *event_ctx;
+	struct xport_counters counters;
+};
+
+/*
+ * Open a backend. 'report' (may be NULL) receives one entry per port
+ * looked at, served or not. Fails (-ENODEV or the one port's error) only
+ * when no port could be served; *out is then NULL and the report says why.
+ */
+int xport_umad_open(const struct xport_config *cfg, xport_event_fn cb,
+		    void *ctx, struct xport_open_report *report,
+		    struct xport **out);
+int xport_sim_open(const struct xport_config *cfg, xport_event_fn cb, void *ctx,
+		   struct xport_open_report *report, struct xport **out);
+
+static inline int xport_open(const struct xport_config *cfg, xport_event_fn cb,
+			     void *ctx, struct xport_open_report *report,
+			     struct xport **out)
+{
+	switch (cfg->kind) {
+	case XPORT_KIND_UMAD:
+		return xport_umad_open(cfg, cb, ctx, report, out);
+	case XPORT_KIND_SIM:
+		return xport_sim_open(cfg, cb, ctx, report, out);
+	}
+	return -EINVAL;
+}
+
+static inline void xport_close(struct xport *x)
+{
+	if (x)
+		x->ops->close(x);
+}
+
+static inline int xport_fd(const struct xport *x)
+{
+	return x->fd;
+}
+
+static inline int xport_event_fd(const struct xport *x)
+{
+	return x->event_fd;
+}
+
+static inline unsigned int xport_port_count(const struct xport *x)
+{
+	return x->n_ports;
+}
+
+/* The port with this index, or NULL. */
+static inline const struct xport_port *xport_port(const struct xport *x,
+						  uint16_t index)
+{
+	if (index < x->first_index ||
+	    (unsigned int)(index - x->first_index) >= x->n_ports)
+		return NULL;
+	return &x->ports[index - x->first_index];
+}
+
+/*
+ * Receive up to 'max' MADs without blocking. Returns how many (0: none
+ * waiting) or -errno (-ENOTCONN: the sim hub went away).
+ */
+static inline int xport_recv(struct xport *x, struct xport_rx *rx,
+			     unsigned int max)
+{
+	return x->ops->recv(x, rx, max);
+}
+
+/* Send one MAD from port index 'port' to 'to' (its port field ignored). */
+static inline int xport_send(struct xport *x, uint16_t port,
+			     const struct eng_addr *to,
+			     const uint8_t mad[CM_MAD_SIZE])
+{
+	return x->ops->send(x, port, to, NULL, mad);
+}
+
+static inline int xport_send_grh(struct xport *x, uint16_t port,
+				 const struct eng_addr *to,
+				 const struct xport_grh_opts *grh,
+				 const uint8_t mad[CM_MAD_SIZE])
+{
+	return x->ops->send(x, port, to, grh, mad);
+}
+
+/* Handle what event_fd reported; callbacks run from here. */
+static inline int xport_process_events(struct xport *x)
+{
+	return x->ops->process_events(x);
+}
+
+static inline const struct xport_counters *xport_counters(const struct xport *x)
+{
+	return &x->counters;
+}
+
+static inline const char *xport_port_state_name(enum xport_port_state state)
+{
+	switch (state) {
+	case XPORT_PORT_NOP:
+		return "NOP";
+	case XPORT_PORT_DOWN:
+		return "DOWN";
+	case XPORT_PORT_INIT:
+		return "INIT";
+	case XPORT_PORT_ARMED:
+		return "ARMED";
+	case XPORT_PORT_ACTIVE:
+		return "ACTIVE";
+	case XPORT_PORT_ACTIVE_DEFER:
+		return "ACTIVE_DEFER";
+	}
+	return "?";
+}
+
+static inline const char *xport_event_name(enum xport_event_type type)
+{
+	switch (type) {
+	case XPORT_EV_PORT_ACTIVE:
+		return "port active";
+	case XPORT_EV_PORT_DOWN:
+		return "port down";
+	case XPORT_EV_LID_CHANGE:
+		return "LID change";
+	case XPORT_EV_GID_CHANGE:
+		return "GID change";
+	case XPORT_EV_PKEY_CHANGE:
+		return "P_Key change";
+	case XPORT_EV_DEVICE_REMOVED:
+		return "device removed";
+	}
+	return "?";
+}
+
+/* RFC 4291 2.5.5.2: ::ffff:a.b.c.d carries an IPv4 address. */
+static inline bool xport_gid_is_v4(const uint8_t g[CM_GID_SIZE])
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0,	   0,
+					 0, 0, 0, 0, 0xff, 0xff };
+
+	for (unsigned int i = 0; i < sizeof(pfx); i++)
+		if (g[i] != pfx[i])
+			return false;
+	return true;
+}
+
+/* RFC 4291 2.5.6 (and IBTA 4.1.1's default GID prefix): fe80::/10. */
+static inline bool xport_gid_is_link_local(const uint8_t g[CM_GID_SIZE])
+{
+	return g[0] == 0xfe && (g[1] & 0xc0) == 0x80;
+}
+
+/*
+ * The source GID for a GRH to 'dgid': on RoCE the entry of the same IP
+ * family as the destination (the kernel's rxe routes the UDP packet by the
+ * source and destination addresses, so a v4-mapped destination needs a
+ * v4-mapped source), RoCE v2 before v1, link-local for a link-local
+ * destination. On IB the port GID (index 0, IBTA 4.1.1). NULL: none fits.
+ */
+static inline const struct xport_gid *
+xport_pick_sgid(const struct xport_port *p, const uint8_t dgid[CM_GID_SIZE])
+{
+	const struct xport_gid *best = NULL;
+	int best_score = -1;
+	bool v4 = xport_gid_is_v4(dgid);
+	bool ll = xport_gid_is_link_local(dgid);
+
+	if (p->link == XPORT_LINK_IB)
+		return p->n_gids ? &p->gids[0] : NULL;
+	for (unsigned int i = 0; i < p->n_gids; i++) {
+		const struct xport_gid *g = &p->gids[i];
+		int score;
+
+		if (xport_gid_is_v4(g->raw) != v4)
+			continue;
+		score = g->type == XPORT_GID_ROCE_V2 ? 2 : 0;
+		if (!v4 && xport_gid_is_link_local(g->raw) == ll)
+			score += 1;
+		if (score > best_score) {
+			best = g;
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+#endif

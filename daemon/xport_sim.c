@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulated fabric backend: this daemon's virtual ports live in the hub
+ * (tests/sim/cmhub.c), which routes the same 256-byte MADs between daemon
+ * processes by destination GID or LID. One SOCK_SEQPACKET connection
+ * carries everything (sim_proto.h), so the loop watches a single fd.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sim_proto.h"
+#include "transport.h"
+
+#define container_of(ptr, type, member)                                        \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* How long open waits for the hub's SIM_HELLO_ACK. */
+#define XPORT_SIM_HELLO_TIMEOUT_MS 5000
+
+/*
+ * Derived identities (no GUID/LID/GID in the configuration): an OUI-style
+ * GUID prefix, the node number and the port number, so that two nodes
+ * never collide and a human can read the node off any address. Node N's
+ * port i (from 1): port GUID 0x0002c903_0000NN0i, GID fe80::<port GUID>,
+ * IB LID N * 16 + i (so IB nodes are 1..3070), RoCE GID ::ffff:127.N.N.i.
+ */
+#define XPORT_SIM_GUID_BASE 0x0002c90300000000ULL
+
+struct xport_sim {
+	struct xport base;
+	bool gone; /* the hub closed the connection */
+	struct xport_grh_opts grh; /* defaults from the configuration */
+	struct xport_port ports[SIM_MAX_PORTS];
+};
+
+static struct xport_sim *to_sim(struct xport *x)
+{
+	return container_of(x, struct xport_sim, base);
+}
+
+/* IBTA 4.1.1: the default GID is the link-local prefix + the port GUID. */
+static void sim_gid_from_guid(uint8_t gid[CM_GID_SIZE], uint64_t guid)
+{
+	memset(gid, 0, CM_GID_SIZE);
+	gid[0] = 0xfe;
+	gid[1] = 0x80;
+	for (int i = 0; i < 8; i++)
+		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
+}
+
+/* ::ffff:127.<node hi>.<node lo>.<port>: a loopback-range IPv4 GID. */
+static void sim_gid_v4(uint8_t gid[CM_GID_SIZE], uint16_t node,
+		       unsigned int port_num)
+{
+	memset(gid, 0, CM_GID_SIZE);
+	gid[10] = 0xff;
+	gid[11] = 0xff;
+	gid[12] = 127;
+	gid[13] = (uint8_t)(node >> 8);
+	gid[14] = (uint8_t)node;
+	gid[15] = (uint8_t)port_num;
+}
+
+static void sim_fill_port(struct xport_port *p, const struct xport_config *cfg,
+			  unsigned int i, struct sim_port_decl *decl)
+{
+	const struct xport_sim_port *sp =
+		i < cfg->n_sim_ports ? &cfg->sim_ports[i] : NULL;
+	uint64_t node_guid = XPORT_SIM_GUID_BASE | (uint64_t)cfg->node << 8;
+	enum xport_gid_type gtype =
+		cfg->sim_roce ? XPORT_GID_ROCE_V2 : XPORT_GID_IB;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->dev, sizeof(p->dev), "sim%u", cfg->node);
+	p->port_num = (uint8_t)(i + 1);
+	p->index = (uint16_t)(cfg->first_index + i);
+	p->up = true;
+	p->port_guid = sp && sp->guid ? sp->guid : node_guid | (i + 1);
+	/* The CA GUID is the first port's, as on a real single-CA node. */
+	p->node_guid = cfg->n_sim_ports && cfg->sim_ports[0].guid ?
+			       cfg->sim_ports[0].guid :
+			       node_guid;
+	p->link = cfg->sim_roce ? XPORT_LINK_ROCE : XPORT_LINK_IB;
+	/* RoCE has no LIDs (IBTA Annex A16/A17); IB unicast LIDs: 1..0xbfff. */
+	if (sp && sp->lid)
+		p->lid = sp->lid;
+	else if (!cfg->sim_roce)
+		p->lid = (uint16_t)(cfg->node * 16 + i + 1);
+	p->sm_lid = cfg->sim_roce ? 0 : 1;
+	p->state = XPORT_PORT_ACTIVE;
+	p->active_mtu = cfg->sim_roce ? 4096 : 2048;
+	p->pkey_tbl_len = 1;
+	p->pkeys[0] = 0xffff; /* the default full-membership P_Key */
+	if (sp && sp->n_gids) {
+		for (unsigned int g = 0;
+		     g < sp->n_gids && g < XPORT_SIM_MAX_GIDS; g++) {
+			memcpy(p->gids[g].raw, sp->gids[g], CM_GID_SIZE);
+			p->gids[g].index = (uint16_t)g;
+			p->gids[g].type = gtype;
+			p->n_gids++;
+		}
+	} else {
+		sim_gid_from_guid(p->gids[0].raw, p->port_guid);
+		p->gids[0].type = gtype;
+		p->n_gids = 1;
+		if (cfg->sim_roce) {
+			sim_gid_v4(p->gids[1].raw, cfg->node, i + 1);
+			p->gids[1].index = 1;
+			p->gids[1].type = gtype;
+			p->n_gids = 2;
+		}
+	}
+
+	memset(decl, 0, sizeof(*decl));
+	decl->guid = p->port_guid;
+	decl->lid = p->lid;
+	decl->roce = cfg->sim_roce;
+	decl->n_gids = (uint8_t)p->n_gids;
+	for (unsigned int g = 0; g < p->n_gids; g++)
+		memcpy(decl->gids[g], p->gids[g].raw, SIM_GID_SIZE);
+}
+
+static void sim_close(struct xport *x)
+{
+	struct xport_sim *s = to_sim(x);
+
+	if (x->fd >= 0)
+		close(x->fd);
+	free(s);
+}
+
+/* The hub went away: every port is gone, say so once. */
+static void sim_hub_gone(struct xport_sim *s)
+{
+	struct xport *x = &s->base;
+
+	if (s->gone)
+		return;
+	s->gone = true;
+	for (unsigned int i = 0; i < x->n_ports; i++) {
+		struct xport_event ev = {
+			.type = XPORT_EV_DEVICE_REMOVED,
+			.index = x->ports[i].index,
+			.port = &x->ports[i],
+		};
+
+		x->ports[i].up = false;
+		x->ports[i].state = XPORT_PORT_DOWN;
+		if (x->event_cb)
+			x->event_cb(x->event_ctx, &ev);
+	}
+}
+
+/* Fill one xport_rx from a hub packet; false: not a MAD for our ports. */
+static bool sim_take(struct xport *x, const struct sim_mad *m, size_t len,
+		     struct xport_rx *rx)
+{
+	/* The hub is ours, but a short or foreign packet is dropped, never
+	 * trusted. */
+	if (len != sizeof(*m) || m->hdr.type != SIM_MAD ||
+	    m->port >= x->n_ports) {
+		x->counters.rx_dropped++;
+		return false;
+	}
+	rx->port = x->ports[m->port].index;
+	memset(&rx->from, 0, sizeof(rx->from));
+	rx->from.port = rx->port;
+	rx->from.lid = m->addr.lid;
+	rx->from.sl = m->addr.sl;
+	rx->from.grh = m->addr.grh;
+	if (m->addr.grh)
+		memcpy(rx->from.gid, m->addr.gid, CM_GID_SIZE);
+	rx->from.qpn = m->addr.qpn;
+	rx->from.pkey_index = m->addr.pkey_index;
+	memcpy(rx->mad, m->mad, CM_MAD_SIZE);
+	x->counters.rx++;
+	return true;
+}
+
+/* One recvmmsg takes up to this many packets: one syscall, not one each. */
+#define XPORT_SIM_BATCH 32
+
+static int sim_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
+{
+	struct xport_sim *s = to_sim(x);
+	struct sim_mad m[XPORT_SIM_BATCH];
+	struct mmsghdr mh[XPORT_SIM_BATCH];
+	struct iovec iov[XPORT_SIM_BATCH];
+	unsigned int n = 0;
+
+	if (s->gone)
+		return -ENOTCONN;
+	while (n < max) {
+		unsigned int want =
+			max - n < XPORT_SIM_BATCH ? max - n : XPORT_SIM_BATCH;
+		int r;
+
+		memset(mh, 0, sizeof(mh[0]) * want);
+		for (unsigned int i = 0; i < want; i++) {
+			iov[i].iov_base = &m[i];
+			iov[i].iov_len = sizeof(m[i]);
+			mh[i].msg_hdr.msg_iov = &iov[i];
+			mh[i].msg_hdr.msg_iovlen = 1;
+		}
+		r = recvmmsg(x->fd, mh, want, MSG_DONTWAIT, NULL);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			sim_hub_gone(s);
+			return n ? (int)n : -ENOTCONN;
+		}
+		for (int i = 0; i < r; i++) {
+			/* A zero-length packet is the hub's end of file. */
+			if (!mh[i].msg_len) {
+				sim_hub_gone(s);
+				return n ? (int)n : -ENOTCONN;
+			}
+			if (sim_take(x, &m[i], mh[i].msg_len, &rx[n]))
+				n++;
+		}
+		if (r == 0) {
+			sim_hub_gone(s);
+			return n ? (int)n : -ENOTCONN;
+		}
+		if ((unsigned int)r < want)
+			break;
+	}
+	return (int)n;
+}
+
+static int sim_send(struct xport *x, uint16_t port, const struct eng_addr *to,
+		    const struct xport_grh_opts *grh,
+		    const uint8_t mad[CM_MAD_SIZE])
+{
+	struct xport_sim *s = to_sim(x);
+	const struct xport_port *p = xport_port(x, port);
+	struct sim_mad m;
+	int err = 0;
+
+	if (!p) {
+		err = -EINVAL;
+		goto fail;
+	}
+	if (s->gone || !p->up) {
+		err = -ENETDOWN;
+		goto fail;
+	}
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = SIM_MAD;
+	m.hdr.version = SIM_PROTO_VERSION;
+	m.port = (uint16_t)(port - x->first_index);
+	m.addr.lid = to->lid;
+	m.addr.sl = to->sl;
+	m.addr.qpn = to->qpn;
+	m.addr.pkey_index = to->pkey_index;
+	/* RoCE has no LIDs: a MAD there always needs a GRH (Annex A16/A17). */
+	if (p->link == XPORT_LINK_ROCE && !to->grh) {
+		err = -EDESTADDRREQ;
+		goto fail;
+	}
+	if (to->grh) {
+		const struct xport_gid *sgid = xport_pick_sgid(p, to->gid);
+
+		if (!sgid) {
+			err = -EADDRNOTAVAIL;
+			goto fail;
+		}
+		m.sgid_index = (uint8_t)(sgid - p->gids);
+		m.addr.grh = 1;
+		memcpy(m.addr.gid, to->gid, CM_GID_SIZE);
+		if (!grh)
+			grh = &s->grh;
+		m.addr.hop_limit = grh->hop_limit;
+		m.addr.traffic_class = grh->traffic_class;
+		m.addr.flow_label = grh->flow_label;
+	}
+	memcpy(m.mad, mad, CM_MAD_SIZE);
+	for (;;) {
+		ssize_t r =
+			send(x->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r == (ssize_t)sizeof(m))
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		err = r < 0 ? -errno : -EIO;
+		goto fail;
+	}
+	x->counters.tx++;
+	return 0;
+fail:
+	x->counters.tx_errors++;
+	return err;
+}
+
+static int sim_process_events(struct xport *x)
+{
+	return 0;
+}
+
+static const struct xport_ops sim_ops = {
+	.name = "sim",
+	.close = sim_close,
+	.recv = sim_recv,
+	.send = sim_send,
+	.process_events = sim_process_events,
+};
+
+static int sim_hello(int fd, const struct sim_hello *hello)
+{
+	struct sim_hello_ack ack;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t r;
+
+	if (send(fd, hello, sizeof(*hello), MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(*hello))
+		return -errno;
+	r = poll(&pfd, 1, XPORT_SIM_HELLO_TIMEOUT_MS);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	r = recv(fd, &ack, sizeof(ack), 0);
+	if (r < 0)
+		return -errno;
+	if (r != (ssize_t)sizeof(ack) || ack.hdr.type != SIM_HELLO_ACK)
+		return -EPROTO;
+	return ack.status;
+}
+
+static void sim_report(struct xport_open_report *report,
+		       const struct xport_port *p, int err, const char *why)
+{
+	struct xport_port_result *r;
+
+	if (!report || report->n >= XPORT_MAX_PORTS)
+		return;
+	r = &report->port[report->n++];
+	memset(r, 0, sizeof(*r));
+	memcpy(r->dev, p->dev, sizeof(r->dev));
+	r->port_num = p->port_num;
+	r->served = !err;
+	r->index = p->index;
+	r->error = err;
+	if (err)
+		snprintf(r->message, sizeof(r->message), "%s port %u: %s",
+			 p->dev, p->port_num, why);
+}
+
+int xport_sim_open(const struct xport_config *cfg, xport_event_fn cb, void *ctx,
+		   struct xport_open_report *report, struct xport **out)
+{
+	struct xport_sim *s;
+	struct sim_hello hello;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	unsigned int n =
+		cfg->n_sim_ports ? cfg->n_sim_ports : cfg->sim_port_count;
+	char why[XPORT_MSG_MAX];
+	int sndbuf = 1 << 20;
+	int err;
+
+	*out = NULL;
+	if (!cfg->hub_path || !cfg->node || !n || n > SIM_MAX_PORTS ||
+	    strlen(cfg->hub_path) >= sizeof(sun.sun_path))
+		return -EINVAL;
+	/* Derived IB LIDs must stay unicast (IBTA 4.1.3: 0x0001..0xbfff). */
+	if (!cfg->sim_roce && !cfg->n_sim_ports &&
+	    (unsigned int)cfg->node * 16 + n > 0xbfff)
+		return -ERANGE;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->base.ops = &sim_ops;
+	s->base.event_fd = -1;
+	s->base.first_index = cfg->first_index;
+	s->base.n_ports = n;
+	s->base.ports = s->ports;
+	s->base.event_cb = cb;
+	s->base.event_ctx = ctx;
+	s->grh.hop_limit =
+		cfg->hop_limit ? cfg->hop_limit : XPORT_DEFAULT_HOP_LIMIT;
+	s->grh.traffic_class = cfg->traffic_class;
+	s->grh.flow_label = cfg->flow_label;
+
+	memset(&hello, 0, sizeof(hello));
+	hello.hdr.type = SIM_HELLO;
+	hello.hdr.version = SIM_PROTO_VERSION;
+	hello.node = cfg->node;
+	hello.n_ports = (uint16_t)n;
+	for (unsigned int i = 0; i < n; i++)
+		sim_fill_port(&s->ports[i], cfg, i, &hello.port[i]);
+
+	strcpy(sun.sun_path, cfg->hub_path);
+	s->base.fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s->base.fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (connect(s->base.fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = sim_hello(s->base.fd, &hello);
+	if (err)
+		goto fail;
+	/*
+	 * From now on the loop drives the socket: never block in it. A larger
+	 * send buffer (the kernel caps it at wmem_max) makes -EAGAIN on a
+	 * burst rarer; when it happens the caller counts it as a send error.
+	 */
+	setsockopt(s->base.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (fcntl(s->base.fd, F_SETFL,
+		  fcntl(s->base.fd, F_GETFL) | O_NONBLOCK) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		sim_report(report, &s->ports[i], 0, NULL);
+	*out = &s->base;
+	return 0;
+
+fail:
+	if (err == -EADDRINUSE)
+		snprintf(why, sizeof(why),
+			 "the hub at %s already has this node, LID or GID",
+			 cfg->hub_path);
+	else
+		snprintf(why, sizeof(why), "cannot join the hub at %s: %s",
+			 cfg->hub_path, strerror(-err));
+	for (unsigned int i = 0; i < n; i++)
+		sim_report(report, &s->ports[i], err, why);
+	if (s->base.fd >= 0)
+		close(s->base.fd);
+	free(s);
+	return err;
+}

@@ -1,0 +1,860 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The umad backend: the product path. For each selected device port it
+ * opens /dev/infiniband/umadN, registers an agent for management class 0x07
+ * (CM) version 2, method Send, and reads the port's attributes and events
+ * through libibverbs. This is the only file that includes umad.h.
+ *
+ * The loop sees two fds: an epoll set over every umad fd (MADs) and one
+ * over every device's verbs async-event fd (port events).
+ */
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <infiniband/umad.h>
+#include <infiniband/verbs.h>
+
+#include "transport.h"
+
+#define container_of(ptr, type, member)                                        \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* IBTA 13.5 (the GSI): QP1's well-known Q_Key. */
+#define XUMAD_QP1_QKEY 0x80010000u
+#define XUMAD_QP1 1
+#define XUMAD_MAX_DEVS 16
+#define XUMAD_RBUF_MAD 2048
+/* Bound on one ibv_query_gid_table call (rxe has 1024 entries a port). */
+#define XUMAD_MAX_GID_ENTRIES 4096
+
+struct xumad_dev {
+	char name[XPORT_DEV_NAME_MAX];
+	struct ibv_context *ctx;
+	uint64_t node_guid;
+	uint8_t phys_port_cnt;
+	bool in_loop; /* async fd in the event epoll set */
+	bool removed;
+};
+
+/* A served port: the umad side of x->ports[i]. */
+struct xumad_port {
+	struct xumad_dev *dev;
+	int fd;
+	int agent;
+	bool in_loop;
+};
+
+struct xport_umad {
+	struct xport base;
+	struct xport_grh_opts grh;
+	unsigned int n_devs;
+	struct xumad_dev devs[XUMAD_MAX_DEVS];
+	struct xumad_port up[XPORT_MAX_PORTS];
+	size_t buf_len; /* struct ib_user_mad + one MAD */
+	size_t rbuf_len; /* room for larger (RMPP) MADs, read and dropped */
+	uint8_t *sbuf;
+	uint8_t *rbuf;
+	struct ibv_gid_entry *gid_tab;
+	bool umad_inited;
+};
+
+static struct xport_umad *to_xumad(struct xport *x)
+{
+	return container_of(x, struct xport_umad, base);
+}
+
+static void xumad_report(struct xport_open_report *report, const char *dev,
+			 unsigned int port_num, bool served, uint16_t index,
+			 int err, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+static void xumad_report(struct xport_open_report *report, const char *dev,
+			 unsigned int port_num, bool served, uint16_t index,
+			 int err, const char *fmt, ...)
+{
+	struct xport_port_result *r;
+	va_list ap;
+	int n;
+
+	if (!report || report->n >= XPORT_MAX_PORTS)
+		return;
+	r = &report->port[report->n++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->dev, sizeof(r->dev), "%s", dev);
+	r->port_num = (uint8_t)port_num;
+	r->served = served;
+	r->index = index;
+	r->error = err;
+	if (!fmt)
+		return;
+	/* "<dev> port <n>: why", or just "why" when no device is named. */
+	n = dev[0] ? snprintf(r->message, sizeof(r->message),
+			      "%s port %u: ", dev, port_num) :
+		     0;
+	va_start(ap, fmt);
+	vsnprintf(r->message + n, sizeof(r->message) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static enum xport_gid_type xumad_gid_type(uint32_t t)
+{
+	switch (t) {
+	case IBV_GID_TYPE_ROCE_V1:
+		return XPORT_GID_ROCE_V1;
+	case IBV_GID_TYPE_ROCE_V2:
+		return XPORT_GID_ROCE_V2;
+	default:
+		return XPORT_GID_IB;
+	}
+}
+
+static void xumad_add_gid(struct xport_port *p, uint32_t index,
+			  const uint8_t raw[16], uint32_t type)
+{
+	static const uint8_t zero[16];
+	struct xport_gid *g;
+
+	/* An all-zero GID is an empty slot (IBTA 4.1.1 has no such GID). */
+	if (p->n_gids >= XPORT_MAX_GIDS || !memcmp(raw, zero, 16))
+		return;
+	g = &p->gids[p->n_gids++];
+	memcpy(g->raw, raw, 16);
+	g->index = (uint16_t)index;
+	g->type = xumad_gid_type(type);
+}
+
+/*
+ * The GID table with each entry's type (RoCE v1/v2 matter for the GRH).
+ * One ibv_query_gid_table call where the kernel supports it, else entry by
+ * entry with ibv_query_gid_ex, else plain ibv_query_gid (type: IB).
+ */
+static void xumad_query_gids(struct xport_umad *u, struct xumad_dev *d,
+			     struct xport_port *p, int tbl_len)
+{
+	ssize_t n;
+
+	p->n_gids = 0;
+	n = ibv_query_gid_table(d->ctx, u->gid_tab, XUMAD_MAX_GID_ENTRIES, 0);
+	if (n >= 0) {
+		for (ssize_t i = 0; i < n; i++)
+			if (u->gid_tab[i].port_num == p->port_num)
+				xumad_add_gid(p, u->gid_tab[i].gid_index,
+					      u->gid_tab[i].gid.raw,
+					      u->gid_tab[i].gid_type);
+		return;
+	}
+	for (int i = 0; i < tbl_len && p->n_gids < XPORT_MAX_GIDS; i++) {
+		struct ibv_gid_entry e;
+		union ibv_gid g;
+
+		if (!ibv_query_gid_ex(d->ctx, p->port_num, (uint32_t)i, &e, 0))
+			xumad_add_gid(p, (uint32_t)i, e.gid.raw, e.gid_type);
+		else if (errno != ENODATA &&
+			 !ibv_query_gid(d->ctx, p->port_num, i, &g))
+			xumad_add_gid(p, (uint32_t)i, g.raw, IBV_GID_TYPE_IB);
+	}
+}
+
+/* Refresh a port's attributes from verbs; 0 or -errno. */
+static int xumad_query_port(struct xport_umad *u, struct xumad_dev *d,
+			    struct xport_port *p)
+{
+	struct ibv_port_attr a;
+	int err;
+
+	err = ibv_query_port(d->ctx, p->port_num, &a);
+	if (err)
+		return -err;
+	p->node_guid = d->node_guid;
+	p->state = (enum xport_port_state)a.state;
+	p->lid = a.lid;
+	p->lmc = a.lmc;
+	p->sm_lid = a.sm_lid;
+	p->sm_sl = a.sm_sl;
+	p->active_mtu = a.active_mtu ? 128u << a.active_mtu : 0;
+	p->link = a.link_layer == IBV_LINK_LAYER_ETHERNET ? XPORT_LINK_ROCE :
+							    XPORT_LINK_IB;
+	p->pkey_tbl_len = a.pkey_tbl_len < XPORT_MAX_PKEYS ? a.pkey_tbl_len :
+							     XPORT_MAX_PKEYS;
+	for (uint16_t i = 0; i < p->pkey_tbl_len; i++) {
+		__be16 pk = 0;
+
+		p->pkeys[i] = ibv_query_pkey(d->ctx, p->port_num, i, &pk) ?
+				      0 :
+				      be16toh(pk);
+	}
+	xumad_query_gids(u, d, p, a.gid_tbl_len);
+	/* IBTA 4.1.1: on IB the port GUID is GID 0's interface id. */
+	if (p->link == XPORT_LINK_IB && p->n_gids && p->gids[0].index == 0) {
+		uint64_t g = 0;
+
+		for (int i = 8; i < 16; i++)
+			g = g << 8 | p->gids[0].raw[i];
+		p->port_guid = g;
+	}
+	return 0;
+}
+
+/* Does ib_cm's counter group show under this port in sysfs? */
+static bool xumad_port_has_cm(const char *dev, unsigned int port_num)
+{
+	char path[320];
+	int n = snprintf(path, sizeof(path),
+			 "/sys/class/infiniband/%s/ports/%u/cm_rx_msgs", dev,
+			 port_num);
+
+	return n > 0 && (size_t)n < sizeof(path) && access(path, F_OK) == 0;
+}
+
+/*
+ * Is any port of any device showing ib_cm's counters? Kernels since 5.14
+ * (drivers/infiniband/core/cm.c, ib_port_register_client_groups) add the
+ * cm_rx_msgs/cm_tx_msgs groups to each port ib_cm attached to; with such a
+ * kernel their absence on our port means ib_cm is not the owner there.
+ */
+static bool xumad_kernel_has_cm_groups(void)
+{
+	DIR *dir = opendir("/sys/class/infiniband");
+	struct dirent *de;
+	bool found = false;
+
+	if (!dir)
+		return false;
+	while (!found && (de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		found = xumad_port_has_cm(de->d_name, 1);
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * umad_register failed. Only one agent can hold a (class, version, method)
+ * on a port (the kernel MAD layer logs "Method 3 already in use"); the
+ * usual holder is the kernel's ib_cm, which attaches to every device when
+ * it loads (libibumad then returns -EPERM, the ioctl's errno is EINVAL).
+ */
+static void xumad_register_failed(struct xport_open_report *report,
+				  const char *dev, unsigned int port_num,
+				  int err, int ioctl_errno)
+{
+	bool conflict = err == -EPERM || err == -EBUSY ||
+			ioctl_errno == EINVAL || ioctl_errno == EBUSY;
+	bool ib_cm;
+
+	if (xumad_port_has_cm(dev, port_num))
+		ib_cm = true;
+	else
+		ib_cm = conflict && !access("/sys/module/ib_cm", F_OK) &&
+			!xumad_kernel_has_cm_groups();
+	if (ib_cm)
+		xumad_report(report, dev, port_num, false, 0, -EADDRINUSE,
+			     "%s; %s", XPORT_MSG_IB_CM_OWNS,
+			     XPORT_MSG_IB_CM_TODO);
+	else if (conflict)
+		xumad_report(report, dev, port_num, false, 0, -EADDRINUSE,
+			     "another agent holds the CM class here (a second "
+			     "cmd?): cannot register class 0x07 version 2: %s",
+			     strerror(ioctl_errno ? ioctl_errno : -err));
+	else
+		xumad_report(report, dev, port_num, false, 0, err,
+			     "cannot register class 0x07 version 2: %s",
+			     strerror(-err));
+}
+
+static struct xumad_dev *xumad_get_dev(struct xport_umad *u,
+				       struct ibv_device **list, int n_list,
+				       const char *name, int *err)
+{
+	struct ibv_device_attr attr;
+	struct xumad_dev *d;
+
+	for (unsigned int i = 0; i < u->n_devs; i++)
+		if (!strcmp(u->devs[i].name, name))
+			return &u->devs[i];
+	if (u->n_devs == XUMAD_MAX_DEVS) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	d = &u->devs[u->n_devs];
+	memset(d, 0, sizeof(*d));
+	for (int i = 0; i < n_list; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name)) {
+			d->ctx = ibv_open_device(list[i]);
+			if (!d->ctx) {
+				*err = errno ? -errno : -ENODEV;
+				return NULL;
+			}
+			break;
+		}
+	if (!d->ctx) {
+		*err = -ENODEV;
+		return NULL;
+	}
+	if (ibv_query_device(d->ctx, &attr)) {
+		*err = errno ? -errno : -EIO;
+		ibv_close_device(d->ctx);
+		return NULL;
+	}
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->node_guid = be64toh(attr.node_guid);
+	d->phys_port_cnt = attr.phys_port_cnt;
+	u->n_devs++;
+	return d;
+}
+
+static int xumad_set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Open, register and describe one port; adds it to x->ports if served. */
+static void xumad_open_one(struct xport_umad *u, struct xumad_dev *d,
+			   unsigned int port_num,
+			   const struct xport_config *cfg,
+			   struct xport_open_report *report)
+{
+	struct xport *x = &u->base;
+	long mask[16 / sizeof(long)];
+	struct xport_port *p;
+	struct xumad_port *up;
+	umad_port_t uport;
+	int fd, agent, err;
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (x->n_ports == XPORT_MAX_PORTS) {
+		xumad_report(report, d->name, port_num, false, 0, -ENOSPC,
+			     "more than %d ports selected", XPORT_MAX_PORTS);
+		return;
+	}
+	p = &x->ports[x->n_ports];
+	up = &u->up[x->n_ports];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->dev, sizeof(p->dev), "%s", d->name);
+	p->port_num = (uint8_t)port_num;
+	p->index = (uint16_t)(x->first_index + x->n_ports);
+	p->up = true;
+	err = xumad_query_port(u, d, p);
+	if (err) {
+		xumad_report(report, d->name, port_num, false, 0, err,
+			     "cannot query the port: %s", strerror(-err));
+		return;
+	}
+	if (!umad_get_port(d->name, (int)port_num, &uport)) {
+		if (p->link == XPORT_LINK_ROCE || !p->port_guid)
+			p->port_guid = be64toh(uport.port_guid);
+		umad_release_port(&uport);
+	}
+
+	fd = umad_open_port(d->name, (int)port_num);
+	if (fd < 0) {
+		xumad_report(report, d->name, port_num, false, 0, fd,
+			     "cannot open its umad device: %s%s", strerror(-fd),
+			     fd == -EACCES || fd == -EPERM ?
+				     " (needs root or access to "
+				     "/dev/infiniband/umad*)" :
+				     "");
+		return;
+	}
+	/* IBTA 13.4.5: every CM message is a Send; no responses expected. */
+	memset(mask, 0, sizeof(mask));
+	mask[CM_METHOD_SEND / (8 * sizeof(long))] |=
+		1L << (CM_METHOD_SEND % (8 * sizeof(long)));
+	errno = 0;
+	agent = umad_register(fd, CM_MGMT_CLASS, CM_CLASS_VERSION, 0, mask);
+	if (agent < 0) {
+		xumad_register_failed(report, d->name, port_num, agent, errno);
+		umad_close_port(fd);
+		return;
+	}
+	err = xumad_set_nonblock(fd);
+	ev.data.u32 = x->n_ports;
+	if (!err && epoll_ctl(x->fd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		err = -errno;
+	if (err) {
+		xumad_report(report, d->name, port_num, false, 0, err,
+			     "cannot watch its umad device: %s",
+			     strerror(-err));
+		umad_unregister(fd, agent);
+		umad_close_port(fd);
+		return;
+	}
+	up->dev = d;
+	up->fd = fd;
+	up->agent = agent;
+	up->in_loop = true;
+	xumad_report(report, d->name, port_num, true, p->index, 0, NULL);
+	x->n_ports++;
+}
+
+static void xumad_close(struct xport *x)
+{
+	struct xport_umad *u = to_xumad(x);
+
+	for (unsigned int i = 0; i < x->n_ports; i++) {
+		umad_unregister(u->up[i].fd, u->up[i].agent);
+		umad_close_port(u->up[i].fd);
+	}
+	for (unsigned int i = 0; i < u->n_devs; i++)
+		if (u->devs[i].ctx)
+			ibv_close_device(u->devs[i].ctx);
+	if (x->fd >= 0)
+		close(x->fd);
+	if (x->event_fd >= 0)
+		close(x->event_fd);
+	if (u->umad_inited)
+		umad_done();
+	free(u->sbuf);
+	free(u->rbuf);
+	free(u->gid_tab);
+	free(x->ports);
+	free(u);
+}
+
+static void xumad_emit(struct xport *x, unsigned int i,
+		       enum xport_event_type type)
+{
+	struct xport_event ev = {
+		.type = type,
+		.index = x->ports[i].index,
+		.port = &x->ports[i],
+	};
+
+	if (x->event_cb)
+		x->event_cb(x->event_ctx, &ev);
+}
+
+/* A device is gone (DEVICE_FATAL, or its umad fd says ENODEV). */
+static void xumad_dev_removed(struct xport_umad *u, struct xumad_dev *d)
+{
+	struct xport *x = &u->base;
+
+	if (d->removed)
+		return;
+	d->removed = true;
+	if (d->in_loop) {
+		epoll_ctl(x->event_fd, EPOLL_CTL_DEL, d->ctx->async_fd, NULL);
+		d->in_loop = false;
+	}
+	for (unsigned int i = 0; i < x->n_ports; i++) {
+		if (u->up[i].dev != d)
+			continue;
+		if (u->up[i].in_loop) {
+			epoll_ctl(x->fd, EPOLL_CTL_DEL, u->up[i].fd, NULL);
+			u->up[i].in_loop = false;
+		}
+		x->ports[i].up = false;
+		x->ports[i].state = XPORT_PORT_DOWN;
+		xumad_emit(x, i, XPORT_EV_DEVICE_REMOVED);
+	}
+}
+
+static void xumad_fill_from(struct xport_rx *rx, uint16_t index,
+			    const struct ib_user_mad *um)
+{
+	const struct ib_mad_addr *a = &um->addr;
+
+	rx->port = index;
+	memset(&rx->from, 0, sizeof(rx->from));
+	rx->from.port = index;
+	rx->from.lid = be16toh(a->lid);
+	rx->from.sl = a->sl;
+	rx->from.grh = a->grh_present;
+	if (a->grh_present)
+		memcpy(rx->from.gid, a->gid, CM_GID_SIZE);
+	rx->from.qpn = be32toh(a->qpn);
+	rx->from.pkey_index = a->pkey_index;
+}
+
+/* Read up to 'max' MADs from served port i; count, or -errno to stop. */
+static int xumad_drain(struct xport_umad *u, unsigned int i,
+		       struct xport_rx *rx, unsigned int max)
+{
+	struct xport *x = &u->base;
+	const struct ib_user_mad *um = (const void *)u->rbuf;
+	unsigned int n = 0;
+
+	while (n < max) {
+		ssize_t r = read(u->up[i].fd, u->rbuf, u->rbuf_len);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			if (errno == ENODEV || errno == EIO) {
+				xumad_dev_removed(u, u->up[i].dev);
+				break;
+			}
+			/*
+			 * Anything else (EINVAL, ENOSPC: the kernel requeues
+			 * a MAD that does not fit) would repeat: leave the
+			 * port for this round.
+			 */
+			x->counters.rx_dropped++;
+			break;
+		}
+		/*
+		 * A non-zero status is the MAD layer reporting one of our sends
+		 * back (timeout, address error), not a received MAD; with
+		 * timeout 0 it should not happen, and the engine retransmits
+		 * anyway.
+		 */
+		if ((size_t)r < u->buf_len || um->status ||
+		    um->agent_id != (uint32_t)u->up[i].agent) {
+			x->counters.rx_dropped++;
+			continue;
+		}
+		xumad_fill_from(&rx[n], x->ports[i].index, um);
+		memcpy(rx[n].mad, umad_get_mad(u->rbuf), CM_MAD_SIZE);
+		x->counters.rx++;
+		n++;
+	}
+	return (int)n;
+}
+
+static int xumad_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
+{
+	struct xport_umad *u = to_xumad(x);
+	struct epoll_event evs[XPORT_MAX_PORTS];
+	unsigned int got = 0;
+	int n;
+
+	n = epoll_wait(x->fd, evs, XPORT_MAX_PORTS, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (int k = 0; k < n && got < max; k++) {
+		unsigned int i = evs[k].data.u32;
+
+		if (i < x->n_ports)
+			got += (unsigned int)xumad_drain(u, i, rx + got,
+							 max - got);
+	}
+	return (int)got;
+}
+
+static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
+		      const struct xport_grh_opts *grh,
+		      const uint8_t mad[CM_MAD_SIZE])
+{
+	struct xport_umad *u = to_xumad(x);
+	struct ib_user_mad *um = (struct ib_user_mad *)u->sbuf;
+	const struct xport_port *p = xport_port(x, port);
+	unsigned int i;
+	ssize_t r;
+	int err;
+
+	if (!p) {
+		err = -EINVAL;
+		goto fail;
+	}
+	i = (unsigned int)(p - x->ports);
+	if (!p->up) {
+		err = -ENETDOWN;
+		goto fail;
+	}
+	memset(um, 0, sizeof(*um));
+	um->agent_id = (uint32_t)u->up[i].agent;
+	/*
+	 * CM MADs are unsolicited Sends: the MAD layer would wait for a
+	 * response that never comes, so no timeout and no MAD-layer retry;
+	 * the CM retransmits on its own timers (IBTA ch. 12 timeouts).
+	 */
+	um->timeout_ms = 0;
+	um->retries = 0;
+	um->length = CM_MAD_SIZE;
+	um->addr.qpn = htobe32(to->qpn ? to->qpn : XUMAD_QP1);
+	um->addr.qkey = htobe32(XUMAD_QP1_QKEY);
+	um->addr.sl = to->sl;
+	um->addr.pkey_index = to->pkey_index;
+	/* RoCE has no LIDs (Annex A16/A17): the GRH addresses the MAD. */
+	if (p->link == XPORT_LINK_IB)
+		um->addr.lid = htobe16(to->lid);
+	else if (!to->grh) {
+		err = -EDESTADDRREQ;
+		goto fail;
+	}
+	if (to->grh) {
+		const struct xport_gid *sgid = xport_pick_sgid(p, to->gid);
+
+		if (!sgid) {
+			err = -EADDRNOTAVAIL;
+			goto fail;
+		}
+		if (!grh)
+			grh = &u->grh;
+		um->addr.grh_present = 1;
+		memcpy(um->addr.gid, to->gid, CM_GID_SIZE);
+		/*
+		 * umad_set_grh() leaves gid_index alone (measured, rdma-core
+		 * 44): set it here, or the kernel uses GID 0 (fe80::, which
+		 * cannot reach an IPv4-mapped destination on RoCE v2).
+		 */
+		um->addr.gid_index = (uint8_t)sgid->index;
+		um->addr.hop_limit = grh->hop_limit;
+		um->addr.traffic_class = grh->traffic_class;
+		um->addr.flow_label = htobe32(grh->flow_label);
+	}
+	memcpy(umad_get_mad(u->sbuf), mad, CM_MAD_SIZE);
+	/*
+	 * Address resolution errors come back here, synchronously (for RoCE
+	 * after up to ~1 s of neighbour resolution); they are the caller's to
+	 * count.
+	 */
+	do {
+		r = write(u->up[i].fd, u->sbuf, u->buf_len);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if ((size_t)r != u->buf_len) {
+		err = -EIO;
+		goto fail;
+	}
+	x->counters.tx++;
+	return 0;
+fail:
+	x->counters.tx_errors++;
+	return err;
+}
+
+static unsigned int xumad_port_slot(struct xport *x, const struct xumad_dev *d,
+				    unsigned int port_num)
+{
+	struct xport_umad *u = to_xumad(x);
+
+	for (unsigned int i = 0; i < x->n_ports; i++)
+		if (u->up[i].dev == d && x->ports[i].port_num == port_num)
+			return i;
+	return UINT32_MAX;
+}
+
+static void xumad_port_event(struct xport_umad *u, struct xumad_dev *d,
+			     const struct ibv_async_event *ae)
+{
+	struct xport *x = &u->base;
+	unsigned int i = xumad_port_slot(x, d, ae->element.port_num);
+	enum xport_event_type type;
+
+	if (i == UINT32_MAX)
+		return; /* a port of the device we do not serve */
+	switch (ae->event_type) {
+	case IBV_EVENT_PORT_ACTIVE:
+		type = XPORT_EV_PORT_ACTIVE;
+		break;
+	case IBV_EVENT_PORT_ERR:
+		type = XPORT_EV_PORT_DOWN;
+		break;
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_SM_CHANGE:
+		type = XPORT_EV_LID_CHANGE;
+		break;
+	case IBV_EVENT_GID_CHANGE:
+		type = XPORT_EV_GID_CHANGE;
+		break;
+	case IBV_EVENT_PKEY_CHANGE:
+		type = XPORT_EV_PKEY_CHANGE;
+		break;
+	default:
+		return;
+	}
+	xumad_query_port(u, d, &x->ports[i]);
+	/* The query may have raced the event: trust the event's direction. */
+	if (type == XPORT_EV_PORT_DOWN &&
+	    x->ports[i].state == XPORT_PORT_ACTIVE)
+		x->ports[i].state = XPORT_PORT_DOWN;
+	xumad_emit(x, i, type);
+}
+
+static int xumad_process_events(struct xport *x)
+{
+	struct xport_umad *u = to_xumad(x);
+	struct epoll_event evs[XUMAD_MAX_DEVS];
+	int n;
+
+	n = epoll_wait(x->event_fd, evs, XUMAD_MAX_DEVS, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (int k = 0; k < n; k++) {
+		struct xumad_dev *d = &u->devs[evs[k].data.u32];
+
+		while (!d->removed) {
+			struct ibv_async_event ae;
+
+			if (ibv_get_async_event(d->ctx, &ae)) {
+				if (errno != EAGAIN && errno != EINTR)
+					xumad_dev_removed(u, d);
+				break;
+			}
+			if (ae.event_type == IBV_EVENT_DEVICE_FATAL)
+				xumad_dev_removed(u, d);
+			else
+				xumad_port_event(u, d, &ae);
+			ibv_ack_async_event(&ae);
+		}
+	}
+	return 0;
+}
+
+static const struct xport_ops xumad_ops = {
+	.name = "umad",
+	.close = xumad_close,
+	.recv = xumad_recv,
+	.send = xumad_send,
+	.process_events = xumad_process_events,
+};
+
+/* Follow each device that has a served port on the event epoll set. */
+static int xumad_watch_devs(struct xport_umad *u)
+{
+	struct xport *x = &u->base;
+
+	for (unsigned int k = 0; k < u->n_devs; k++) {
+		struct xumad_dev *d = &u->devs[k];
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = k };
+		bool used = false;
+		int err;
+
+		for (unsigned int i = 0; i < x->n_ports; i++)
+			used |= u->up[i].dev == d;
+		if (!used)
+			continue;
+		err = xumad_set_nonblock(d->ctx->async_fd);
+		if (err)
+			return err;
+		if (epoll_ctl(x->event_fd, EPOLL_CTL_ADD, d->ctx->async_fd,
+			      &ev) < 0)
+			return -errno;
+		d->in_loop = true;
+	}
+	return 0;
+}
+
+static void xumad_open_dev_ports(struct xport_umad *u, struct ibv_device **list,
+				 int n_list, const char *name,
+				 unsigned int port_num,
+				 const struct xport_config *cfg,
+				 struct xport_open_report *report)
+{
+	struct xumad_dev *d;
+	int err = 0;
+
+	d = xumad_get_dev(u, list, n_list, name, &err);
+	if (!d) {
+		xumad_report(report, name, port_num, false, 0, err, "%s",
+			     err == -ENODEV ? "no such RDMA device" :
+					      strerror(-err));
+		return;
+	}
+	if (port_num > d->phys_port_cnt) {
+		xumad_report(report, name, port_num, false, 0, -ENODEV,
+			     "no such port (the device has %u)",
+			     d->phys_port_cnt);
+		return;
+	}
+	for (unsigned int pn = port_num ? port_num : 1;
+	     pn <= (port_num ? port_num : d->phys_port_cnt); pn++)
+		xumad_open_one(u, d, pn, cfg, report);
+}
+
+int xport_umad_open(const struct xport_config *cfg, xport_event_fn cb,
+		    void *ctx, struct xport_open_report *report,
+		    struct xport **out)
+{
+	struct xport_umad *u;
+	struct xport *x;
+	struct ibv_device **list;
+	int n_list = 0, err;
+
+	*out = NULL;
+	if (report)
+		report->n = 0;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	x = &u->base;
+	x->ops = &xumad_ops;
+	x->first_index = cfg->first_index;
+	x->event_cb = cb;
+	x->event_ctx = ctx;
+	x->fd = epoll_create1(EPOLL_CLOEXEC);
+	x->event_fd = epoll_create1(EPOLL_CLOEXEC);
+	u->grh.hop_limit =
+		cfg->hop_limit ? cfg->hop_limit : XPORT_DEFAULT_HOP_LIMIT;
+	u->grh.traffic_class = cfg->traffic_class;
+	u->grh.flow_label = cfg->flow_label;
+	u->gid_tab = calloc(XUMAD_MAX_GID_ENTRIES, sizeof(*u->gid_tab));
+	x->ports = calloc(XPORT_MAX_PORTS, sizeof(*x->ports));
+	if (x->fd < 0 || x->event_fd < 0 || !u->gid_tab || !x->ports) {
+		err = x->fd < 0 || x->event_fd < 0 ? -errno : -ENOMEM;
+		goto fail;
+	}
+	if (umad_init() < 0) {
+		err = -EIO;
+		goto fail;
+	}
+	u->umad_inited = true;
+
+	list = ibv_get_device_list(&n_list);
+	if (!list || !n_list) {
+		xumad_report(report, "", 0, false, 0, -ENODEV,
+			     "no RDMA device found");
+		if (list)
+			ibv_free_device_list(list);
+		err = -ENODEV;
+		goto fail;
+	}
+	if (!cfg->n_sel)
+		for (int i = 0; i < n_list; i++)
+			xumad_open_dev_ports(u, list, n_list,
+					     ibv_get_device_name(list[i]), 0,
+					     cfg, report);
+	for (unsigned int s = 0; s < cfg->n_sel; s++)
+		xumad_open_dev_ports(u, list, n_list, cfg->sel[s].dev,
+				     cfg->sel[s].port_num, cfg, report);
+	ibv_free_device_list(list);
+
+	if (!x->n_ports) {
+		/* One port looked at: its own reason is the answer. */
+		err = report && report->n == 1 && report->port[0].error ?
+			      report->port[0].error :
+			      -ENODEV;
+		goto fail;
+	}
+	/*
+	 * Only now: umad_size() grows by the P_Key index fields once
+	 * umad_open_port has switched the fd to that ABI (all kernels
+	 * since 2.6.32 have it); before, it is 8 bytes short.
+	 */
+	u->buf_len = umad_size() + CM_MAD_SIZE;
+	u->rbuf_len = umad_size() + XUMAD_RBUF_MAD;
+	u->sbuf = calloc(1, u->buf_len);
+	u->rbuf = calloc(1, u->rbuf_len);
+	if (!u->sbuf || !u->rbuf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = xumad_watch_devs(u);
+	if (err)
+		goto fail;
+	*out = x;
+	return 0;
+fail:
+	xumad_close(x);
+	return err;
+}

@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# cmc_ping on the simulated fabric: a hub, two daemons (node 1: LID 17,
+# node 2: LID 33), a listener on B and a client on A opening 200
+# connections, 32 in flight, each through REQ/REP/RTU/DREQ/DREP/timewait.
+# Both must exit 0, and afterwards neither daemon may hold an id.
+#
+#   CMHUB=... CMD=... ping.sh CMC_PING CMCTL
+#
+# Everything lives in a temporary directory; every process started here
+# is stopped on exit, whatever the outcome.
+set -u
+
+PING=${1:?usage: ping.sh CMC_PING CMCTL}
+CMCTL=${2:?usage: ping.sh CMC_PING CMCTL}
+: "${CMHUB:?CMHUB must name cmhub}" "${CMD:?CMD must name cmd}"
+COUNT=200
+IN_FLIGHT=32
+
+dir=$(mktemp -d /tmp/cmd-ping-XXXXXX) || exit 1
+pids=""
+
+cleanup() {
+	# Ask politely, then insist on whatever is left.
+	for p in $pids; do
+		kill "$p" 2>/dev/null
+	done
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		alive=""
+		for p in $pids; do
+			kill -0 "$p" 2>/dev/null && alive="$alive $p"
+		done
+		[ -z "$alive" ] && break
+		sleep 0.2
+	done
+	for p in $alive; do
+		echo "ping.sh: killing straggler $p" >&2
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+	echo "ping.sh: FAIL: $*" >&2
+	for f in "$dir"/*.log; do
+		[ -s "$f" ] || continue
+		echo "--- $f" >&2
+		tail -n 20 "$f" >&2
+	done
+	exit 1
+}
+
+# Wait until a command succeeds, for up to 5 s.
+wait_for() {
+	what=$1
+	shift
+	for _ in $(seq 50); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	fail "$what did not come up"
+}
+
+# The value of one of a daemon's global counters.
+counter() {
+	"$CMCTL" -s "$1" counters | awk -v n="$2" '$1 == n { print $2 }'
+}
+
+"$CMHUB" --seed 11 "$dir/hub" >"$dir/hub.log" 2>&1 &
+pids="$pids $!"
+wait_for "cmhub" "$CMHUB" --ctl "$dir/hub" stats
+
+for n in 1 2; do
+	"$CMD" --sim "$dir/hub" --node $n --socket "$dir/cmd$n.sock" \
+		--packet-life-time 8 --log-level warn >"$dir/cmd$n.log" 2>&1 &
+	pids="$pids $!"
+done
+wait_for "cmd on node 1" "$CMCTL" -s "$dir/cmd1.sock" counters
+wait_for "cmd on node 2" "$CMCTL" -s "$dir/cmd2.sock" counters
+
+# The listener prints its "listening" line once cmc_listen() returned.
+timeout 25 "$PING" -l -n $COUNT -s "$dir/cmd2.sock" >"$dir/server.log" 2>&1 &
+server=$!
+pids="$pids $server"
+wait_for "the listener" grep -q '^listening' "$dir/server.log"
+
+timeout 20 "$PING" -c $COUNT -m $IN_FLIGHT -s "$dir/cmd1.sock" lid:33 \
+	>"$dir/client.log" 2>&1
+client_rc=$?
+# A failed client leaves the listener waiting for connections that will
+# not come: stop it (it prints its summary on SIGTERM) rather than wait.
+[ $client_rc -eq 0 ] || kill $server 2>/dev/null
+wait $server
+server_rc=$?
+
+echo "--- client: cmc_ping -c $COUNT -m $IN_FLIGHT lid:33 (exit $client_rc)"
+cat "$dir/client.log"
+echo "--- server: cmc_ping -l -n $COUNT (exit $server_rc)"
+cat "$dir/server.log"
+[ $client_rc -eq 0 ] || fail "client exited $client_rc"
+[ $server_rc -eq 0 ] || fail "server exited $server_rc"
+
+# Both clients are gone: the daemons must have let go of every id. They
+# notice a closed client asynchronously, so give them a moment. The
+# "ids" counter covers every client; `cmctl ids` lists only the caller's
+# own ids unless it runs as root, so it is shown, not relied upon.
+for n in 1 2; do
+	sock="$dir/cmd$n.sock"
+	for _ in $(seq 20); do
+		[ "$(counter "$sock" ids)" = 0 ] && break
+		sleep 0.1
+	done
+	echo "--- cmd on node $n: cmctl ids"
+	"$CMCTL" -s "$sock" ids || fail "cmctl on node $n"
+	ids=$(counter "$sock" ids)
+	records=$(counter "$sock" records)
+	echo "ids $ids, connection records $records"
+	[ "$ids" = 0 ] || fail "node $n still holds $ids id(s)"
+	[ "$records" = 0 ] || fail "node $n still holds $records record(s)"
+	rows=$("$CMCTL" -s "$sock" ids | tail -n +2 | wc -l)
+	[ "$rows" -eq 0 ] || fail "node $n lists $rows id(s)"
+done
+echo "ping.sh: PASS"

@@ -1,0 +1,795 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmhub: the simulated fabric. Daemons using the sim transport connect to
+ * its Unix SOCK_SEQPACKET socket, declare their virtual ports, and send
+ * 256-byte MADs; the hub routes each by destination GID (when it has a
+ * GRH) or LID and delivers it untouched, with the sender's address as the
+ * from-fields. On command it drops, duplicates, reorders and delays MADs,
+ * drawing every decision from one seeded PRNG so that a run is repeatable.
+ * Protocol: daemon/sim_proto.h.
+ *
+ *   cmhub [--seed N] SOCKET              run the hub
+ *   cmhub --ctl SOCKET set [from=N] [to=N] [loss=P] [dup=P] [reorder=P]
+ *                          [delay=MIN-MAX] [seed=N] [reset]
+ *   cmhub --ctl SOCKET stats             print the counters
+ * P is a percentage (fractions allowed), delays are in microseconds.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "sim_proto.h"
+
+#define container_of(ptr, type, member)                                        \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* A daemon's undelivered MADs beyond this are counted as overflow. */
+#define HUB_MAX_QUEUE 65536
+/* How long a MAD held back for reordering waits for a successor. */
+#define HUB_REORDER_HOLD_S 0.002
+#define HUB_MAX_OVERRIDES 64
+#define HUB_RECV_BATCH 64
+
+_Static_assert(sizeof(struct sim_hello) >= sizeof(struct sim_mad) &&
+		       sizeof(struct sim_hello) >= sizeof(struct sim_ctl_set),
+	       "the hello is the largest message a hub receives");
+
+struct hub_pkt {
+	struct hub_pkt *next;
+	struct hub_client *dst;
+	ev_tstamp due; /* delayed packets only */
+	struct sim_mad m;
+};
+
+struct hub_client {
+	struct hub *hub;
+	struct hub_client *next;
+	int fd;
+	ev_io rio;
+	ev_io wio;
+	bool hello; /* a daemon (not a control client) */
+	uint16_t node;
+	uint16_t n_ports;
+	struct sim_port_decl ports[SIM_MAX_PORTS];
+	struct hub_pkt *q_head, *q_tail; /* waiting for socket space */
+	unsigned int q_len;
+	struct hub_pkt *held; /* held back to be reordered */
+	ev_timer hold_timer;
+};
+
+struct hub_override {
+	uint16_t from, to;
+	struct sim_faults f;
+};
+
+struct hub {
+	struct ev_loop *loop;
+	int lfd;
+	ev_io lio;
+	ev_signal sigint, sigterm;
+	struct hub_client *clients;
+	struct hub_pkt *delayed; /* sorted by due */
+	ev_timer delay_timer;
+	uint64_t rng;
+	struct sim_faults dflt;
+	struct hub_override ovr[HUB_MAX_OVERRIDES];
+	unsigned int n_ovr;
+	struct sim_stats st;
+};
+
+/* splitmix64: tiny, seedable with any value, good enough for faults. */
+static uint64_t hub_rand(struct hub *h)
+{
+	uint64_t z = (h->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* True with probability ppm / 10^6. Always draws, to keep runs aligned. */
+static bool hub_chance(struct hub *h, uint32_t ppm)
+{
+	return hub_rand(h) % 1000000 < ppm;
+}
+
+static const struct sim_faults *hub_faults(struct hub *h, uint16_t from,
+					   uint16_t to)
+{
+	for (unsigned int i = 0; i < h->n_ovr; i++)
+		if ((!h->ovr[i].from || h->ovr[i].from == from) &&
+		    (!h->ovr[i].to || h->ovr[i].to == to))
+			return &h->ovr[i].f;
+	return &h->dflt;
+}
+
+static void hub_client_free(struct hub_client *c);
+
+static void hub_flush(struct hub_client *c)
+{
+	while (c->q_head) {
+		struct hub_pkt *p = c->q_head;
+		ssize_t r = send(c->fd, &p->m, sizeof(p->m),
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN) {
+			ev_io_start(c->hub->loop, &c->wio);
+			return;
+		}
+		/* Sent, or the daemon is going away (its reader sees EOF). */
+		c->q_head = p->next;
+		if (!c->q_head)
+			c->q_tail = NULL;
+		c->q_len--;
+		free(p);
+	}
+	ev_io_stop(c->hub->loop, &c->wio);
+}
+
+/* Hand a packet to its destination's queue. */
+static void hub_enqueue(struct hub_client *c, struct hub_pkt *p)
+{
+	struct hub *h = c->hub;
+
+	if (c->q_len >= HUB_MAX_QUEUE) {
+		h->st.overflow++;
+		free(p);
+		return;
+	}
+	p->next = NULL;
+	if (c->q_tail)
+		c->q_tail->next = p;
+	else
+		c->q_head = p;
+	c->q_tail = p;
+	c->q_len++;
+	h->st.routed++;
+	if (c->q_len == 1)
+		hub_flush(c);
+}
+
+static void hub_release_held(struct hub_client *c)
+{
+	struct hub_pkt *p = c->held;
+
+	if (!p)
+		return;
+	c->held = NULL;
+	ev_timer_stop(c->hub->loop, &c->hold_timer);
+	hub_enqueue(c, p);
+}
+
+static void hub_hold_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	hub_release_held(container_of(w, struct hub_client, hold_timer));
+}
+
+/*
+ * Deliver now, unless the reorder setting holds this packet back until the
+ * next one to the same daemon has passed it (or the hold expires).
+ */
+static void hub_deliver(struct hub_pkt *p, uint32_t reorder_ppm)
+{
+	struct hub_client *c = p->dst;
+	bool hold = hub_chance(c->hub, reorder_ppm);
+
+	if (hold && !c->held) {
+		c->hub->st.reordered++;
+		c->held = p;
+		ev_timer_set(&c->hold_timer, HUB_REORDER_HOLD_S, 0);
+		ev_timer_start(c->hub->loop, &c->hold_timer);
+		return;
+	}
+	hub_enqueue(c, p);
+	hub_release_held(c);
+}
+
+static void hub_arm_delay(struct hub *h)
+{
+	ev_timer_stop(h->loop, &h->delay_timer);
+	if (h->delayed) {
+		ev_tstamp after = h->delayed->due - ev_now(h->loop);
+
+		ev_timer_set(&h->delay_timer, after > 0 ? after : 0, 0);
+		ev_timer_start(h->loop, &h->delay_timer);
+	}
+}
+
+static void hub_delay_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct hub *h = container_of(w, struct hub, delay_timer);
+
+	/* Delayed MADs have had their reorder draw already: in order. */
+	while (h->delayed && h->delayed->due <= ev_now(loop) + 1e-6) {
+		struct hub_pkt *p = h->delayed;
+
+		h->delayed = p->next;
+		hub_enqueue(p->dst, p);
+	}
+	hub_arm_delay(h);
+}
+
+static void hub_delay(struct hub *h, struct hub_pkt *p, uint32_t us)
+{
+	struct hub_pkt **pp = &h->delayed;
+
+	p->due = ev_now(h->loop) + us / 1e6;
+	/* Stable: equal due times keep their order of arrival. */
+	while (*pp && (*pp)->due <= p->due)
+		pp = &(*pp)->next;
+	p->next = *pp;
+	*pp = p;
+	h->st.delayed++;
+	hub_arm_delay(h);
+}
+
+/* The port that owns a GID (grh) or a LID, or NULL. */
+static struct hub_client *hub_route(struct hub *h, const struct sim_addr *a,
+				    uint16_t *port)
+{
+	for (struct hub_client *c = h->clients; c; c = c->next) {
+		if (!c->hello)
+			continue;
+		for (uint16_t i = 0; i < c->n_ports; i++) {
+			const struct sim_port_decl *d = &c->ports[i];
+
+			if (a->grh) {
+				for (unsigned int g = 0; g < d->n_gids; g++)
+					if (!memcmp(d->gids[g], a->gid,
+						    SIM_GID_SIZE))
+						goto found;
+			} else if (a->lid && d->lid == a->lid) {
+				goto found;
+			}
+			continue;
+found:
+			*port = i;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static void hub_mad(struct hub_client *src, const struct sim_mad *in)
+{
+	struct hub *h = src->hub;
+	const struct sim_port_decl *sp;
+	const struct sim_faults *f;
+	struct hub_client *dst;
+	struct sim_mad out;
+	uint16_t dport;
+	int copies;
+
+	h->st.received++;
+	if (in->port >= src->n_ports) {
+		h->st.unroutable++;
+		return;
+	}
+	sp = &src->ports[in->port];
+	dst = hub_route(h, &in->addr, &dport);
+	if (!dst) {
+		h->st.unroutable++;
+		return;
+	}
+	/* The receiver sees who sent it: the sender's LID, its source GID
+	 * when there was a GRH, QPN 1 (IBTA 13.5: CM MADs go via the GSI). */
+	memset(&out, 0, sizeof(out));
+	out.hdr.type = SIM_MAD;
+	out.hdr.version = SIM_PROTO_VERSION;
+	out.port = dport;
+	out.addr.lid = sp->lid;
+	out.addr.sl = in->addr.sl;
+	out.addr.qpn = 1;
+	out.addr.pkey_index = in->addr.pkey_index;
+	if (in->addr.grh) {
+		out.addr.grh = 1;
+		if (in->sgid_index < sp->n_gids)
+			memcpy(out.addr.gid, sp->gids[in->sgid_index],
+			       SIM_GID_SIZE);
+		out.addr.hop_limit = in->addr.hop_limit;
+		out.addr.traffic_class = in->addr.traffic_class;
+		out.addr.flow_label = in->addr.flow_label;
+	}
+	memcpy(out.mad, in->mad, SIM_MAD_SIZE);
+
+	f = hub_faults(h, src->node, dst->node);
+	if (hub_chance(h, f->loss_ppm)) {
+		h->st.dropped++;
+		return;
+	}
+	copies = 1;
+	if (hub_chance(h, f->dup_ppm)) {
+		h->st.duplicated++;
+		copies = 2;
+	}
+	for (int i = 0; i < copies; i++) {
+		struct hub_pkt *p = malloc(sizeof(*p));
+		uint32_t us = f->delay_min_us;
+
+		if (!p) {
+			h->st.overflow++;
+			continue;
+		}
+		p->dst = dst;
+		p->m = out;
+		if (f->delay_max_us > f->delay_min_us)
+			us += (uint32_t)(hub_rand(h) % (f->delay_max_us -
+							f->delay_min_us + 1));
+		if (us)
+			hub_delay(h, p, us);
+		else
+			hub_deliver(p, f->reorder_ppm);
+	}
+}
+
+static void hub_reply(struct hub_client *c, int32_t status)
+{
+	struct sim_ctl_reply r;
+	unsigned int ports = 0, daemons = 0;
+
+	for (struct hub_client *o = c->hub->clients; o; o = o->next)
+		if (o->hello) {
+			daemons++;
+			ports += o->n_ports;
+		}
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = SIM_CTL_REPLY;
+	r.hdr.version = SIM_PROTO_VERSION;
+	r.status = status;
+	r.stats = c->hub->st;
+	r.stats.daemons = daemons;
+	r.stats.ports = ports;
+	if (send(c->fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		fprintf(stderr, "cmhub: control reply: %s\n", strerror(errno));
+}
+
+static int hub_set(struct hub *h, const struct sim_ctl_set *s)
+{
+	if (s->flags & SIM_SET_FAULTS) {
+		if (!s->from && !s->to) {
+			h->dflt = s->faults;
+		} else {
+			unsigned int i;
+
+			for (i = 0; i < h->n_ovr; i++)
+				if (h->ovr[i].from == s->from &&
+				    h->ovr[i].to == s->to)
+					break;
+			if (i == HUB_MAX_OVERRIDES)
+				return -ENOSPC;
+			if (i == h->n_ovr)
+				h->n_ovr++;
+			h->ovr[i].from = s->from;
+			h->ovr[i].to = s->to;
+			h->ovr[i].f = s->faults;
+		}
+	}
+	if (s->flags & SIM_SET_SEED)
+		h->rng = s->seed;
+	if (s->flags & SIM_SET_RESET)
+		memset(&h->st, 0, sizeof(h->st));
+	return 0;
+}
+
+static bool hub_port_taken(struct hub *h, const struct sim_port_decl *d)
+{
+	for (struct hub_client *c = h->clients; c; c = c->next) {
+		if (!c->hello)
+			continue;
+		for (unsigned int i = 0; i < c->n_ports; i++) {
+			const struct sim_port_decl *o = &c->ports[i];
+
+			if (d->lid && o->lid == d->lid)
+				return true;
+			for (unsigned int a = 0; a < d->n_gids; a++)
+				for (unsigned int b = 0; b < o->n_gids; b++)
+					if (!memcmp(d->gids[a], o->gids[b],
+						    SIM_GID_SIZE))
+						return true;
+		}
+	}
+	return false;
+}
+
+static int hub_hello(struct hub_client *c, const struct sim_hello *m)
+{
+	struct hub *h = c->hub;
+
+	if (m->hdr.version != SIM_PROTO_VERSION)
+		return -EPROTONOSUPPORT;
+	if (!m->node || !m->n_ports || m->n_ports > SIM_MAX_PORTS)
+		return -EINVAL;
+	for (struct hub_client *o = h->clients; o; o = o->next)
+		if (o->hello && o->node == m->node)
+			return -EADDRINUSE;
+	for (unsigned int i = 0; i < m->n_ports; i++) {
+		if (m->port[i].n_gids > SIM_MAX_GIDS)
+			return -EINVAL;
+		if (hub_port_taken(h, &m->port[i]))
+			return -EADDRINUSE;
+	}
+	c->node = m->node;
+	c->n_ports = m->n_ports;
+	memcpy(c->ports, m->port, sizeof(c->ports));
+	c->hello = true;
+	return 0;
+}
+
+/* Returns false when the client is to be closed. */
+static bool hub_msg(struct hub_client *c, const void *buf, size_t len)
+{
+	const struct sim_hdr *hdr = buf;
+
+	if (len < sizeof(*hdr))
+		return false;
+	switch ((enum sim_msg_type)hdr->type) {
+	case SIM_HELLO: {
+		struct sim_hello_ack ack = {
+			.hdr = { SIM_HELLO_ACK, SIM_PROTO_VERSION },
+		};
+
+		if (c->hello || len != sizeof(struct sim_hello))
+			return false;
+		ack.status = hub_hello(c, buf);
+		send(c->fd, &ack, sizeof(ack), MSG_NOSIGNAL);
+		return ack.status == 0;
+	}
+	case SIM_MAD:
+		if (!c->hello || len != sizeof(struct sim_mad))
+			return false;
+		hub_mad(c, buf);
+		return true;
+	case SIM_CTL_SET:
+		if (c->hello || len != sizeof(struct sim_ctl_set))
+			return false;
+		hub_reply(c, hub_set(c->hub, buf));
+		return true;
+	case SIM_CTL_STATS:
+		if (c->hello)
+			return false;
+		hub_reply(c, 0);
+		return true;
+	case SIM_HELLO_ACK:
+	case SIM_CTL_REPLY:
+		break;
+	}
+	return false;
+}
+
+static void hub_read_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct hub_client *c = container_of(w, struct hub_client, rio);
+	/* Room for the largest message (a hello), aligned for any. */
+	_Alignas(8) uint8_t buf[sizeof(struct sim_hello)];
+
+	for (int i = 0; i < HUB_RECV_BATCH; i++) {
+		ssize_t r = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (r <= 0 || !hub_msg(c, buf, (size_t)r)) {
+			hub_client_free(c);
+			return;
+		}
+	}
+}
+
+static void hub_write_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	hub_flush(container_of(w, struct hub_client, wio));
+}
+
+/* Forget a daemon: its ports stop routing and its pending MADs go. */
+static void hub_client_free(struct hub_client *c)
+{
+	struct hub *h = c->hub;
+	struct hub_pkt **pp;
+
+	for (struct hub_client **cp = &h->clients; *cp; cp = &(*cp)->next)
+		if (*cp == c) {
+			*cp = c->next;
+			break;
+		}
+	for (pp = &h->delayed; *pp;) {
+		struct hub_pkt *p = *pp;
+
+		if (p->dst == c) {
+			*pp = p->next;
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+	hub_arm_delay(h);
+	while (c->q_head) {
+		struct hub_pkt *p = c->q_head;
+
+		c->q_head = p->next;
+		free(p);
+	}
+	free(c->held);
+	ev_timer_stop(h->loop, &c->hold_timer);
+	ev_io_stop(h->loop, &c->rio);
+	ev_io_stop(h->loop, &c->wio);
+	close(c->fd);
+	free(c);
+}
+
+static void hub_accept_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct hub *h = container_of(w, struct hub, lio);
+	struct hub_client *c;
+	int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int sz = 4 << 20;
+
+	if (fd < 0)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	/* Room for bursts: a full queue costs a wakeup, not a drop. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	c->hub = h;
+	c->fd = fd;
+	ev_io_init(&c->rio, hub_read_cb, fd, EV_READ);
+	ev_io_init(&c->wio, hub_write_cb, fd, EV_WRITE);
+	ev_timer_init(&c->hold_timer, hub_hold_cb, 0, 0);
+	ev_io_start(loop, &c->rio);
+	c->next = h->clients;
+	h->clients = c;
+}
+
+static void hub_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static int hub_run(const char *path, uint64_t seed)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct hub h;
+
+	memset(&h, 0, sizeof(h));
+	h.rng = seed;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "cmhub: socket path too long: %s\n", path);
+		return 1;
+	}
+	strcpy(sun.sun_path, path);
+	h.lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		       0);
+	if (h.lfd < 0 || bind(h.lfd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    listen(h.lfd, 64)) {
+		fprintf(stderr, "cmhub: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	h.loop = ev_default_loop(EVFLAG_AUTO);
+	ev_io_init(&h.lio, hub_accept_cb, h.lfd, EV_READ);
+	ev_io_start(h.loop, &h.lio);
+	ev_timer_init(&h.delay_timer, hub_delay_cb, 0, 0);
+	ev_signal_init(&h.sigint, hub_signal_cb, SIGINT);
+	ev_signal_init(&h.sigterm, hub_signal_cb, SIGTERM);
+	ev_signal_start(h.loop, &h.sigint);
+	ev_signal_start(h.loop, &h.sigterm);
+	ev_run(h.loop, 0);
+
+	while (h.clients)
+		hub_client_free(h.clients);
+	while (h.delayed) {
+		struct hub_pkt *p = h.delayed;
+
+		h.delayed = p->next;
+		free(p);
+	}
+	close(h.lfd);
+	unlink(path);
+	ev_loop_destroy(h.loop);
+	return 0;
+}
+
+/* ---- control client ---------------------------------------------------- */
+
+static int ctl_pct(const char *v, uint32_t *ppm)
+{
+	char *end;
+	double d = strtod(v, &end);
+
+	if (*end || d < 0 || d > 100)
+		return -1;
+	*ppm = (uint32_t)(d * 10000 + 0.5);
+	return 0;
+}
+
+static int ctl_u64(const char *v, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 0);
+	if (errno || *end || end == v || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+static int ctl_parse(int argc, char **argv, struct sim_ctl_set *s)
+{
+	uint64_t n;
+
+	for (int i = 0; i < argc; i++) {
+		char arg[128];
+		char *v, *k = arg;
+		int bad = 0;
+
+		snprintf(arg, sizeof(arg), "%s", argv[i]);
+		v = strchr(arg, '=');
+
+		if (!strcmp(k, "reset")) {
+			s->flags |= SIM_SET_RESET;
+			continue;
+		}
+		if (!v)
+			goto bad;
+		*v++ = '\0';
+		if (!strcmp(k, "loss")) {
+			bad = ctl_pct(v, &s->faults.loss_ppm);
+			s->flags |= SIM_SET_FAULTS;
+		} else if (!strcmp(k, "dup")) {
+			bad = ctl_pct(v, &s->faults.dup_ppm);
+			s->flags |= SIM_SET_FAULTS;
+		} else if (!strcmp(k, "reorder")) {
+			bad = ctl_pct(v, &s->faults.reorder_ppm);
+			s->flags |= SIM_SET_FAULTS;
+		} else if (!strcmp(k, "delay")) {
+			uint64_t lo, hi = 0;
+			char *dash = strchr(v, '-');
+
+			if (dash)
+				*dash++ = '\0';
+			bad = ctl_u64(v, UINT32_MAX, &lo) ||
+			      ctl_u64(dash ? dash : v, UINT32_MAX, &hi) ||
+			      hi < lo;
+			s->faults.delay_min_us = (uint32_t)lo;
+			s->faults.delay_max_us = (uint32_t)hi;
+			s->flags |= SIM_SET_FAULTS;
+		} else if (!strcmp(k, "from") || !strcmp(k, "to")) {
+			bad = ctl_u64(v, UINT16_MAX, &n);
+			if (k[0] == 'f')
+				s->from = (uint16_t)n;
+			else
+				s->to = (uint16_t)n;
+		} else if (!strcmp(k, "seed")) {
+			bad = ctl_u64(v, UINT64_MAX, &s->seed);
+			s->flags |= SIM_SET_SEED;
+		} else {
+			goto bad;
+		}
+		if (bad)
+			goto bad;
+		continue;
+bad:
+		fprintf(stderr, "cmhub: bad setting '%s'\n", argv[i]);
+		return -1;
+	}
+	return 0;
+}
+
+static int ctl_run(const char *path, int argc, char **argv)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	union {
+		struct sim_ctl_set set;
+		struct sim_ctl_stats stats;
+	} req;
+	struct sim_ctl_reply rep;
+	size_t len;
+	int fd;
+
+	memset(&req, 0, sizeof(req));
+	if (argc >= 1 && !strcmp(argv[0], "set")) {
+		req.set.hdr.type = SIM_CTL_SET;
+		if (ctl_parse(argc - 1, argv + 1, &req.set))
+			return 2;
+		len = sizeof(req.set);
+	} else if (argc == 1 && !strcmp(argv[0], "stats")) {
+		req.stats.hdr.type = SIM_CTL_STATS;
+		len = sizeof(req.stats);
+	} else {
+		fprintf(stderr, "cmhub: --ctl SOCKET set ...|stats\n");
+		return 2;
+	}
+	req.set.hdr.version = SIM_PROTO_VERSION;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return 2;
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    send(fd, &req, len, MSG_NOSIGNAL) != (ssize_t)len ||
+	    recv(fd, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep)) {
+		fprintf(stderr, "cmhub: %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	close(fd);
+	if (rep.status) {
+		fprintf(stderr, "cmhub: %s\n", strerror(-rep.status));
+		return 1;
+	}
+	printf("received %" PRIu64 "\nrouted %" PRIu64 "\ndropped %" PRIu64
+	       "\nduplicated %" PRIu64 "\nreordered %" PRIu64
+	       "\ndelayed %" PRIu64 "\nunroutable %" PRIu64
+	       "\noverflow %" PRIu64 "\ndaemons %" PRIu32 "\nports %" PRIu32
+	       "\n",
+	       rep.stats.received, rep.stats.routed, rep.stats.dropped,
+	       rep.stats.duplicated, rep.stats.reordered, rep.stats.delayed,
+	       rep.stats.unroutable, rep.stats.overflow, rep.stats.daemons,
+	       rep.stats.ports);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cmhub [--seed N] SOCKET\n"
+		   "       cmhub --ctl SOCKET set [from=N] [to=N] [loss=P] "
+		   "[dup=P] [reorder=P]\n"
+		   "                              [delay=MIN[-MAX]] [seed=N] "
+		   "[reset]\n"
+		   "       cmhub --ctl SOCKET stats\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "ctl", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *ctl = NULL;
+	uint64_t seed = 1;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "+s:c:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			if (ctl_u64(optarg, UINT64_MAX, &seed)) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'c':
+			ctl = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (ctl)
+		return ctl_run(ctl, argc - optind, argv + optind);
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return 2;
+	}
+	return hub_run(argv[optind], seed);
+}

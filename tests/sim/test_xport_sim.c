@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The sim transport against a real hub process: tests/sim/cmhub is forked
+ * on a socket in a temporary directory (its path comes from $CMHUB), two or
+ * three "nodes" are opened as sim backends in this process, and MADs go
+ * both ways through the hub. Fault counts are checked against bounds that
+ * hold for the fixed seeds used here, and against a second run with the
+ * same seed (the hub draws every decision from one seeded PRNG).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cm_mad.h"
+#include "sim_proto.h"
+#include "transport.h"
+
+#define N_MADS 1000
+#define WAIT_MS 5000
+
+static char dir[64];
+static char sock_path[128];
+static pid_t hub_pid;
+
+struct node {
+	struct xport *x;
+	struct xport_open_report rep;
+	unsigned int removed; /* DEVICE_REMOVED events seen */
+};
+
+static struct node a, b;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* One control request straight in the hub's protocol. */
+static int ctl(const void *req, size_t len, struct sim_stats *st)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sim_ctl_reply rep;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int err = 0;
+
+	strcpy(sun.sun_path, sock_path);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len ||
+	    recv(fd, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep))
+		err = errno ? -errno : -EIO;
+	else
+		err = rep.status;
+	close(fd);
+	if (!err && st)
+		*st = rep.stats;
+	return err;
+}
+
+static int stats(struct sim_stats *st)
+{
+	struct sim_ctl_stats req = { { SIM_CTL_STATS, SIM_PROTO_VERSION } };
+
+	return ctl(&req, sizeof(req), st);
+}
+
+static void set_faults(uint16_t from, uint16_t to, uint32_t loss, uint32_t dup,
+		       uint32_t reorder, uint32_t dmin, uint32_t dmax)
+{
+	struct sim_ctl_set s = {
+		.hdr = { SIM_CTL_SET, SIM_PROTO_VERSION },
+		.flags = SIM_SET_FAULTS,
+		.from = from,
+		.to = to,
+		.faults = { loss, dup, reorder, dmin, dmax },
+	};
+
+	assert_int_equal(ctl(&s, sizeof(s), NULL), 0);
+}
+
+static void reseed(uint64_t seed)
+{
+	struct sim_ctl_set s = {
+		.hdr = { SIM_CTL_SET, SIM_PROTO_VERSION },
+		.flags = SIM_SET_SEED | SIM_SET_RESET,
+		.seed = seed,
+	};
+
+	assert_int_equal(ctl(&s, sizeof(s), NULL), 0);
+}
+
+static void event_cb(void *ctx, const struct xport_event *ev)
+{
+	struct node *n = ctx;
+
+	if (ev->type == XPORT_EV_DEVICE_REMOVED)
+		n->removed++;
+}
+
+static int open_node(struct node *n, uint16_t node, bool roce,
+		     uint16_t first_index)
+{
+	struct xport_config cfg = {
+		.kind = XPORT_KIND_SIM,
+		.first_index = first_index,
+		.hub_path = sock_path,
+		.node = node,
+		.sim_roce = roce,
+		.sim_port_count = 1,
+	};
+
+	memset(n, 0, sizeof(*n));
+	return xport_open(&cfg, event_cb, n, &n->rep, &n->x);
+}
+
+static void close_node(struct node *n)
+{
+	xport_close(n->x);
+	n->x = NULL;
+}
+
+static int start_hub(void)
+{
+	const char *hub = getenv("CMHUB");
+	uint64_t t0;
+
+	if (!hub) {
+		fprintf(stderr, "CMHUB (path of cmhub) not set\n");
+		return -1;
+	}
+	strcpy(dir, "/tmp/cmhub-test.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(sock_path, sizeof(sock_path), "%s/hub.sock", dir);
+	hub_pid = fork();
+	if (hub_pid < 0)
+		return -1;
+	if (hub_pid == 0) {
+		execl(hub, hub, "--seed", "7", sock_path, (char *)NULL);
+		_exit(127);
+	}
+	/* The hub is up when it answers a control request. */
+	for (t0 = now_ms(); now_ms() - t0 < WAIT_MS;) {
+		struct sim_stats st;
+
+		if (!stats(&st))
+			return 0;
+		usleep(5000);
+	}
+	return -1;
+}
+
+static void stop_hub(void)
+{
+	int status;
+
+	if (hub_pid > 0) {
+		kill(hub_pid, SIGTERM);
+		waitpid(hub_pid, &status, 0);
+		hub_pid = 0;
+	}
+	unlink(sock_path);
+	rmdir(dir);
+}
+
+static int group_setup(void **state)
+{
+	if (start_hub())
+		return -1;
+	if (open_node(&a, 1, false, 0) || open_node(&b, 2, false, 10))
+		return -1;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	close_node(&a);
+	close_node(&b);
+	stop_hub();
+	return 0;
+}
+
+/* A MAD with a sequence number in its TID, so order can be checked. */
+static void make_mad(uint8_t mad[CM_MAD_SIZE], uint32_t seq)
+{
+	struct cm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	cm_msg_init(&m, CM_MSG_REQ, seq);
+	m.req.local_comm_id = 0x1000 + seq;
+	m.req.service_id = 0x0000000001060000ULL | 4791;
+	m.req.local_ca_guid = 0x0002c90300000100ULL;
+	m.req.local_qpn = 0x123;
+	m.req.starting_psn = 0x456;
+	m.req.path_mtu = CM_MTU_4096;
+	m.req.primary_local_gid[15] = 1;
+	m.req.primary_remote_gid[15] = 2;
+	assert_int_equal(cm_mad_encode(&m, mad), 0);
+}
+
+static uint32_t mad_seq(const uint8_t mad[CM_MAD_SIZE])
+{
+	struct cm_msg m;
+	struct cm_fault f;
+
+	assert_int_equal(cm_mad_decode(mad, CM_MAD_SIZE, 0, &m, &f), 0);
+	assert_int_equal(m.type, CM_MSG_REQ);
+	assert_int_equal(m.req.local_comm_id, 0x1000 + m.hdr.tid);
+	return (uint32_t)m.hdr.tid;
+}
+
+/* Send, waiting for socket space: the hub drains the other end. */
+static void send_wait(struct node *n, uint16_t port, const struct eng_addr *to,
+		      const uint8_t mad[CM_MAD_SIZE])
+{
+	int r;
+
+	while ((r = xport_send(n->x, port, to, mad)) == -EAGAIN) {
+		struct pollfd p = { .fd = xport_fd(n->x), .events = POLLOUT };
+
+		poll(&p, 1, 100);
+	}
+	assert_int_equal(r, 0);
+}
+
+/* Receive exactly 'want' MADs (or fail after WAIT_MS of silence). */
+static unsigned int recv_n(struct node *n, struct xport_rx *rx,
+			   unsigned int want, int wait_ms)
+{
+	unsigned int got = 0;
+
+	while (got < want) {
+		struct pollfd p = { .fd = xport_fd(n->x), .events = POLLIN };
+		int r;
+
+		if (poll(&p, 1, wait_ms) <= 0)
+			break;
+		r = xport_recv(n->x, rx + got, want - got);
+		assert_true(r >= 0);
+		got += (unsigned int)r;
+	}
+	return got;
+}
+
+/* Wait until the hub has taken in 'received' MADs since the last reset. */
+static void hub_wait_received(uint64_t received, struct sim_stats *st)
+{
+	uint64_t t0 = now_ms();
+
+	do {
+		assert_int_equal(stats(st), 0);
+		if (st->received >= received)
+			return;
+		usleep(2000);
+	} while (now_ms() - t0 < WAIT_MS);
+	fail_msg("hub received %llu of %llu", (unsigned long long)st->received,
+		 (unsigned long long)received);
+}
+
+static struct eng_addr to_lid(uint16_t lid)
+{
+	struct eng_addr to = { .lid = lid, .qpn = 1 };
+
+	return to;
+}
+
+static struct eng_addr to_gid(const uint8_t gid[CM_GID_SIZE])
+{
+	struct eng_addr to = { .grh = true, .qpn = 1 };
+
+	memcpy(to.gid, gid, CM_GID_SIZE);
+	return to;
+}
+
+static void test_open_ports(void **state)
+{
+	const struct xport_port *pa = xport_port(a.x, 0);
+	const struct xport_port *pb = xport_port(b.x, 10);
+
+	assert_int_equal(xport_port_count(a.x), 1);
+	assert_null(xport_port(a.x, 1));
+	assert_null(xport_port(b.x, 9));
+	assert_non_null(pa);
+	assert_non_null(pb);
+	assert_int_equal(a.rep.n, 1);
+	assert_true(a.rep.port[0].served);
+	assert_int_equal(b.rep.port[0].index, 10);
+	assert_string_equal(pa->dev, "sim1");
+	assert_int_equal(pa->port_num, 1);
+	assert_int_equal(pa->state, XPORT_PORT_ACTIVE);
+	assert_int_equal(pa->link, XPORT_LINK_IB);
+	assert_int_equal(pa->lid, 17);
+	assert_int_equal(pb->lid, 33);
+	assert_true(pa->node_guid == 0x0002c90300000100ULL);
+	assert_true(pa->port_guid == 0x0002c90300000101ULL);
+	assert_int_equal(pa->n_gids, 1);
+	assert_int_equal(pa->gids[0].raw[0], 0xfe);
+	assert_int_equal(pa->gids[0].raw[15], 0x01);
+	assert_int_equal(pa->pkeys[0], 0xffff);
+	assert_int_equal(xport_event_fd(a.x), -1);
+	assert_int_equal(xport_process_events(a.x), 0);
+}
+
+static void test_open_errors(void **state)
+{
+	struct node n;
+
+	/* Derived IB LIDs would leave the unicast range. */
+	assert_int_equal(open_node(&n, 4000, false, 0), -ERANGE);
+	assert_int_equal(open_node(&n, 0, false, 0), -EINVAL);
+	assert_null(n.x);
+}
+
+static void test_both_ways(void **state)
+{
+	const struct xport_port *pa = xport_port(a.x, 0);
+	const struct xport_port *pb = xport_port(b.x, 10);
+	struct eng_addr to = to_lid(pb->lid);
+	struct xport_rx rx[2];
+	uint8_t mad[CM_MAD_SIZE];
+
+	/* a -> b by LID, no GRH. */
+	make_mad(mad, 1);
+	to.sl = 3;
+	to.pkey_index = 0;
+	assert_int_equal(xport_send(a.x, 0, &to, mad), 0);
+	assert_int_equal(recv_n(&b, rx, 1, WAIT_MS), 1);
+	assert_int_equal(rx[0].port, 10);
+	assert_int_equal(rx[0].from.port, 10);
+	assert_int_equal(rx[0].from.lid, pa->lid);
+	assert_int_equal(rx[0].from.sl, 3);
+	assert_false(rx[0].from.grh);
+	assert_int_equal(rx[0].from.qpn, 1);
+	assert_memory_equal(rx[0].mad, mad, CM_MAD_SIZE);
+	assert_int_equal(mad_seq(rx[0].mad), 1);
+
+	/* b -> a by GID: the GRH's source GID is b's port GID. */
+	make_mad(mad, 2);
+	to = to_gid(pa->gids[0].raw);
+	assert_int_equal(xport_send(b.x, 10, &to, mad), 0);
+	assert_int_equal(recv_n(&a, rx, 1, WAIT_MS), 1);
+	assert_int_equal(rx[0].port, 0);
+	assert_true(rx[0].from.grh);
+	assert_memory_equal(rx[0].from.gid, pb->gids[0].raw, CM_GID_SIZE);
+	assert_int_equal(rx[0].from.lid, pb->lid);
+	assert_memory_equal(rx[0].mad, mad, CM_MAD_SIZE);
+
+	/* To itself. */
+	to = to_lid(pa->lid);
+	assert_int_equal(xport_send(a.x, 0, &to, mad), 0);
+	assert_int_equal(recv_n(&a, rx, 1, WAIT_MS), 1);
+	assert_int_equal(rx[0].from.lid, pa->lid);
+
+	/* Nothing else is waiting; a bad port index is refused. */
+	assert_int_equal(xport_recv(a.x, rx, 2), 0);
+	assert_int_equal(xport_recv(b.x, rx, 2), 0);
+	assert_int_equal(xport_send(a.x, 5, &to, mad), -EINVAL);
+	assert_int_equal(xport_counters(a.x)->tx, 2);
+	assert_int_equal(xport_counters(a.x)->tx_errors, 1);
+	assert_int_equal(xport_counters(a.x)->rx, 2);
+}
+
+static void test_roce(void **state)
+{
+	struct node r1, r2;
+	const struct xport_port *p1, *p2;
+	struct xport_rx rx[1];
+	struct eng_addr to;
+	uint8_t mad[CM_MAD_SIZE];
+
+	assert_int_equal(open_node(&r1, 21, true, 0), 0);
+	assert_int_equal(open_node(&r2, 22, true, 0), 0);
+	p1 = xport_port(r1.x, 0);
+	p2 = xport_port(r2.x, 0);
+	assert_int_equal(p1->link, XPORT_LINK_ROCE);
+	assert_int_equal(p1->lid, 0);
+	assert_int_equal(p1->n_gids, 2);
+	assert_int_equal(p1->gids[1].type, XPORT_GID_ROCE_V2);
+	assert_true(xport_gid_is_v4(p1->gids[1].raw));
+	assert_int_equal(p1->gids[1].raw[14], 21);
+
+	make_mad(mad, 3);
+	/* v4-mapped destination: the source GID is v4-mapped too. */
+	to = to_gid(p2->gids[1].raw);
+	assert_int_equal(xport_send(r1.x, 0, &to, mad), 0);
+	assert_int_equal(recv_n(&r2, rx, 1, WAIT_MS), 1);
+	assert_memory_equal(rx[0].from.gid, p1->gids[1].raw, CM_GID_SIZE);
+	/* link-local destination: link-local source. */
+	to = to_gid(p2->gids[0].raw);
+	assert_int_equal(xport_send(r1.x, 0, &to, mad), 0);
+	assert_int_equal(recv_n(&r2, rx, 1, WAIT_MS), 1);
+	assert_memory_equal(rx[0].from.gid, p1->gids[0].raw, CM_GID_SIZE);
+	/* RoCE has no LIDs: no GRH, no send. */
+	to = to_lid(5);
+	assert_int_equal(xport_send(r1.x, 0, &to, mad), -EDESTADDRREQ);
+	close_node(&r1);
+	close_node(&r2);
+}
+
+/* Send N_MADS a -> b; return what b got, in rx (caller's array). */
+static unsigned int flood(struct xport_rx *rx, unsigned int max_rx,
+			  struct sim_stats *st)
+{
+	struct eng_addr to = to_lid(xport_port(b.x, 10)->lid);
+	uint8_t mad[CM_MAD_SIZE];
+	unsigned int got = 0;
+
+	for (uint32_t i = 0; i < N_MADS; i++) {
+		make_mad(mad, i);
+		send_wait(&a, 0, &to, mad);
+		/* Drain as we go so no socket fills up. */
+		if (i % 64 == 63) {
+			int r = xport_recv(b.x, rx + got, max_rx - got);
+
+			assert_true(r >= 0);
+			got += (unsigned int)r;
+		}
+	}
+	hub_wait_received(N_MADS, st);
+	/* Held (reordered) and delayed MADs are released within ms. */
+	for (uint64_t t0 = now_ms(); now_ms() - t0 < 200;) {
+		assert_int_equal(stats(st), 0);
+		if (got >= st->routed)
+			break;
+		got += recv_n(&b, rx + got, (unsigned int)st->routed - got, 50);
+	}
+	assert_int_equal(stats(st), 0);
+	assert_int_equal(got, st->routed);
+	/* Nothing more. */
+	assert_int_equal(recv_n(&b, rx + got, 1, 20), 0);
+	return got;
+}
+
+static struct xport_rx big_rx[2 * N_MADS];
+
+static void test_loss_seeded(void **state)
+{
+	struct sim_stats st1, st2;
+	unsigned int got;
+
+	set_faults(0, 0, 100000, 0, 0, 0, 0); /* 10 % loss */
+	reseed(42);
+	got = flood(big_rx, 2 * N_MADS, &st1);
+	assert_int_equal(st1.received, N_MADS);
+	print_message("seed 42, loss 10 %%: %llu of %d dropped\n",
+		      (unsigned long long)st1.dropped, N_MADS);
+	assert_in_range(st1.dropped, 60, 140);
+	assert_int_equal(got, N_MADS - st1.dropped);
+	assert_int_equal(st1.duplicated + st1.reordered + st1.unroutable, 0);
+	/* In order, each at most once. */
+	for (unsigned int i = 1; i < got; i++)
+		assert_true(mad_seq(big_rx[i].mad) >
+			    mad_seq(big_rx[i - 1].mad));
+
+	/* Same seed, same losses. */
+	reseed(42);
+	got = flood(big_rx, 2 * N_MADS, &st2);
+	assert_int_equal(st2.dropped, st1.dropped);
+	/* Another seed, other losses (for these two seeds). */
+	reseed(43);
+	flood(big_rx, 2 * N_MADS, &st2);
+	assert_int_not_equal(st2.dropped, st1.dropped);
+	set_faults(0, 0, 0, 0, 0, 0, 0);
+}
+
+static void test_dup_seeded(void **state)
+{
+	struct sim_stats st;
+	unsigned int got;
+
+	set_faults(0, 0, 0, 50000, 0, 0, 0); /* 5 % duplicated */
+	reseed(42);
+	got = flood(big_rx, 2 * N_MADS, &st);
+	print_message("seed 42, dup 5 %%: %llu duplicated\n",
+		      (unsigned long long)st.duplicated);
+	assert_in_range(st.duplicated, 25, 75);
+	assert_int_equal(got, N_MADS + st.duplicated);
+	assert_int_equal(st.dropped, 0);
+	set_faults(0, 0, 0, 0, 0, 0, 0);
+}
+
+static void test_reorder_seeded(void **state)
+{
+	static bool seen[N_MADS];
+	struct sim_stats st;
+	unsigned int got, inversions = 0;
+
+	set_faults(0, 0, 0, 0, 100000, 0, 0); /* 10 % held back */
+	reseed(42);
+	got = flood(big_rx, 2 * N_MADS, &st);
+	assert_in_range(st.reordered, 60, 140);
+	assert_int_equal(got, N_MADS);
+	memset(seen, 0, sizeof(seen));
+	for (unsigned int i = 0; i < got; i++) {
+		uint32_t s = mad_seq(big_rx[i].mad);
+
+		assert_true(s < N_MADS);
+		assert_false(seen[s]);
+		seen[s] = true;
+		if (i && s < mad_seq(big_rx[i - 1].mad))
+			inversions++;
+	}
+	print_message("seed 42, reorder 10 %%: %llu held back, %u inversions\n",
+		      (unsigned long long)st.reordered, inversions);
+	/* A held MAD goes after its successor, unless the hold expired. */
+	assert_true(inversions > 0);
+	assert_true(inversions <= st.reordered);
+	set_faults(0, 0, 0, 0, 0, 0, 0);
+}
+
+static void test_delay(void **state)
+{
+	struct eng_addr to = to_lid(xport_port(b.x, 10)->lid);
+	struct xport_rx rx[20];
+	struct sim_stats st;
+	uint8_t mad[CM_MAD_SIZE];
+	uint64_t t0;
+
+	set_faults(0, 0, 0, 0, 0, 20000, 40000); /* 20..40 ms */
+	reseed(1);
+	t0 = now_ms();
+	for (uint32_t i = 0; i < 20; i++) {
+		make_mad(mad, i);
+		send_wait(&a, 0, &to, mad);
+	}
+	assert_int_equal(recv_n(&b, rx, 1, WAIT_MS), 1);
+	assert_true(now_ms() - t0 >= 19);
+	assert_int_equal(recv_n(&b, rx + 1, 19, WAIT_MS), 19);
+	assert_int_equal(stats(&st), 0);
+	assert_int_equal(st.delayed, 20);
+	assert_int_equal(st.routed, 20);
+	set_faults(0, 0, 0, 0, 0, 0, 0);
+}
+
+/* Settings of one direction leave the other alone. */
+static void test_per_direction(void **state)
+{
+	struct eng_addr ab = to_lid(xport_port(b.x, 10)->lid);
+	struct eng_addr ba = to_lid(xport_port(a.x, 0)->lid);
+	struct xport_rx rx[10];
+	struct sim_stats st;
+	uint8_t mad[CM_MAD_SIZE];
+
+	set_faults(1, 2, 1000000, 0, 0, 0, 0); /* node 1 -> 2: all lost */
+	reseed(5);
+	make_mad(mad, 9);
+	for (int i = 0; i < 10; i++) {
+		send_wait(&a, 0, &ab, mad);
+		send_wait(&b, 10, &ba, mad);
+	}
+	assert_int_equal(recv_n(&a, rx, 10, WAIT_MS), 10);
+	hub_wait_received(20, &st);
+	assert_int_equal(st.dropped, 10);
+	assert_int_equal(recv_n(&b, rx, 1, 50), 0);
+	set_faults(1, 2, 0, 0, 0, 0, 0);
+}
+
+static void test_unroutable(void **state)
+{
+	static const uint8_t nowhere[CM_GID_SIZE] = { 0xfe, 0x80, [15] = 9 };
+	struct eng_addr to = to_lid(999);
+	struct sim_stats st;
+	uint8_t mad[CM_MAD_SIZE];
+
+	reseed(1);
+	make_mad(mad, 1);
+	assert_int_equal(xport_send(a.x, 0, &to, mad), 0);
+	to = to_gid(nowhere);
+	assert_int_equal(xport_send(a.x, 0, &to, mad), 0);
+	hub_wait_received(2, &st);
+	assert_int_equal(st.unroutable, 2);
+	assert_int_equal(st.routed, 0);
+}
+
+static void test_disconnect_forgotten(void **state)
+{
+	struct node c, dup;
+	struct eng_addr to;
+	struct sim_stats st;
+	uint8_t mad[CM_MAD_SIZE];
+	uint64_t t0;
+	char want[XPORT_MSG_MAX];
+
+	assert_int_equal(open_node(&c, 3, false, 0), 0);
+	assert_int_equal(stats(&st), 0);
+	assert_int_equal(st.daemons, 3);
+	assert_int_equal(st.ports, 3);
+	/* A second daemon cannot take node 3 (nor its LID/GID). */
+	assert_int_equal(open_node(&dup, 3, false, 0), -EADDRINUSE);
+	assert_null(dup.x);
+	assert_int_equal(dup.rep.n, 1);
+	assert_false(dup.rep.port[0].served);
+	snprintf(want, sizeof(want),
+		 "sim3 port 1: the hub at %s already has this node, LID or GID",
+		 sock_path);
+	assert_string_equal(dup.rep.port[0].message, want);
+
+	to = to_lid(xport_port(c.x, 0)->lid);
+	close_node(&c);
+	for (t0 = now_ms(); now_ms() - t0 < WAIT_MS; usleep(2000)) {
+		assert_int_equal(stats(&st), 0);
+		if (st.daemons == 2)
+			break;
+	}
+	assert_int_equal(st.daemons, 2);
+	reseed(1);
+	make_mad(mad, 1);
+	assert_int_equal(xport_send(a.x, 0, &to, mad), 0);
+	hub_wait_received(1, &st);
+	assert_int_equal(st.unroutable, 1);
+	/* Node 3 can come back. */
+	assert_int_equal(open_node(&c, 3, false, 0), 0);
+	close_node(&c);
+}
+
+/* The control client: cmhub --ctl SOCKET set ... / stats. */
+static int run_ctl(char *const args[], char *out, size_t len)
+{
+	const char *hub = getenv("CMHUB");
+	char *argv[16] = { (char *)hub, "--ctl", sock_path };
+	int pfd[2], status;
+	size_t n = 0;
+	pid_t pid;
+	ssize_t r;
+
+	for (int i = 0; args[i]; i++)
+		argv[3 + i] = args[i];
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		execv(hub, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (n + 1 < len && (r = read(pfd[0], out + n, len - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = '\0';
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_ctl_client(void **state)
+{
+	char *set[] = { "set",	     "loss=12.5", "dup=1", "reorder=0.5",
+			"delay=0-0", "seed=9",	  "reset", NULL };
+	char *bad[] = { "set", "loss=200", NULL };
+	char *get[] = { "stats", NULL };
+	char out[1024];
+
+	assert_int_equal(run_ctl(set, out, sizeof(out)), 0);
+	assert_int_equal(run_ctl(bad, out, sizeof(out)), 2);
+	assert_int_equal(run_ctl(get, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "routed 0\n"));
+	assert_non_null(strstr(out, "daemons 2\n"));
+	set_faults(0, 0, 0, 0, 0, 0, 0);
+}
+
+/* Last: the hub goes away; the ports are reported removed. */
+static void test_hub_gone(void **state)
+{
+	struct xport_rx rx[1];
+	struct pollfd p = { .fd = xport_fd(a.x), .events = POLLIN };
+	uint8_t mad[CM_MAD_SIZE];
+	struct eng_addr to = to_lid(1);
+
+	kill(hub_pid, SIGTERM);
+	waitpid(hub_pid, NULL, 0);
+	hub_pid = 0;
+	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
+	assert_int_equal(xport_recv(a.x, rx, 1), -ENOTCONN);
+	assert_int_equal(a.removed, 1);
+	assert_false(xport_port(a.x, 0)->up);
+	assert_int_equal(xport_recv(a.x, rx, 1), -ENOTCONN);
+	assert_int_equal(a.removed, 1);
+	make_mad(mad, 1);
+	assert_int_equal(xport_send(a.x, 0, &to, mad), -ENETDOWN);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_ports),
+		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_both_ways),
+		cmocka_unit_test(test_roce),
+		cmocka_unit_test(test_loss_seeded),
+		cmocka_unit_test(test_dup_seeded),
+		cmocka_unit_test(test_reorder_seeded),
+		cmocka_unit_test(test_delay),
+		cmocka_unit_test(test_per_direction),
+		cmocka_unit_test(test_unroutable),
+		cmocka_unit_test(test_disconnect_forgotten),
+		cmocka_unit_test(test_ctl_client),
+		cmocka_unit_test(test_hub_gone),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
