@@ -10,6 +10,7 @@
  * a hold limit of 2 REQs per listener beyond its backlog.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -634,6 +635,173 @@ static void test_client_killed_req_sent(void **state)
 	cmc_close(b);
 }
 
+/* A daemon counter by name ("records": engine records, timewait too). */
+static uint64_t counter(const char *sock, const char *name)
+{
+	struct cmc_channel *ch = open_ch(sock);
+	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
+	uint64_t cursor = 0, value = UINT64_MAX;
+	int n;
+
+	do {
+		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++)
+			if (!strcmp(c[i].name, name))
+				value = c[i].value;
+	} while (cursor);
+	cmc_close(ch);
+	assert_true(value != UINT64_MAX);
+	return value;
+}
+
+/* Wait (bounded) until the daemon at sock holds at most 'records'. */
+static void expect_records(const char *sock, uint64_t records)
+{
+	for (int i = 0; i < 200 && counter(sock, "records") > records; i++)
+		usleep(10000);
+	assert_int_equal(counter(sock, "records"), records);
+}
+
+enum kill_point {
+	KILL_ACTIVE_REP_RCVD, /* the connector got the REP, no RTU yet */
+	KILL_PASSIVE_REQ_RCVD, /* the listener got the REQ, no answer yet */
+	KILL_PASSIVE_REP_SENT, /* the listener accepted, no RTU yet */
+	KILL_PASSIVE_ESTABLISHED,
+};
+
+/* The child: a listener on B that stops at 'at' and tells the parent. */
+static void passive_child(uint64_t sid, enum kill_point at, int fd)
+{
+	struct cmc_channel *b = open_ch(sock_b);
+	struct cmc_event *ev;
+
+	listen_on(b, sid, 4, NULL);
+	if (write(fd, "l", 1) != 1)
+		_exit(1);
+	ev = next_ev(b, NULL);
+	if (ev->type != CMC_EVENT_REQ_RECEIVED)
+		_exit(1);
+	if (at != KILL_PASSIVE_REQ_RCVD && accept_id(ev->id, 250, NULL))
+		_exit(1);
+	cmc_ack_event(ev);
+	if (at == KILL_PASSIVE_ESTABLISHED) {
+		ev = next_ev(b, NULL);
+		if (ev->type != CMC_EVENT_ESTABLISHED)
+			_exit(1);
+		cmc_ack_event(ev);
+	}
+	if (write(fd, "k", 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+/*
+ * A client SIGKILLed at each point of the handshake: its daemon destroys
+ * its ids as lesson 3 says, the peer sees the REJ or DREQ the state calls
+ * for, and the dead client's daemon frees everything (records back to the
+ * baseline once timewait is over).
+ */
+static void kill_at(enum kill_point at)
+{
+	bool passive = at != KILL_ACTIVE_REP_RCVD;
+	const char *victim = passive ? sock_b : sock_a;
+	uint64_t sid = next_sid++, base = counter(victim, "records");
+	struct cmc_channel *a = open_ch(sock_a), *b = NULL;
+	struct cmc_id *aid = NULL, *l = NULL;
+	struct cmc_event *ev;
+	int pfd[2], status;
+	pid_t child;
+	char c;
+
+	assert_int_equal(pipe(pfd), 0);
+	if (!passive) {
+		b = open_ch(sock_b);
+		l = listen_on(b, sid, 4, NULL);
+	}
+	child = fork();
+	if (child == 0) {
+		if (passive)
+			passive_child(sid, at, pfd[1]);
+		aid = connect_to(open_ch(sock_a), sid, 160, NULL, NULL);
+		ev = next_ev(cmc_id_channel(aid), aid);
+		if (ev->type != CMC_EVENT_REP_RECEIVED)
+			_exit(1);
+		if (write(pfd[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	if (passive) {
+		assert_int_equal(read(pfd[0], &c, 1), 1); /* listening */
+		aid = connect_to(a, sid, 161, NULL, NULL);
+		if (at != KILL_PASSIVE_REQ_RCVD) {
+			ev = next_ev(a, aid);
+			assert_int_equal(ev->type, CMC_EVENT_REP_RECEIVED);
+			if (at == KILL_PASSIVE_ESTABLISHED)
+				assert_int_equal(cmc_rtu(aid, NULL, 0), 0);
+			cmc_ack_event(ev);
+		}
+	} else {
+		ev = next_ev(b, NULL);
+		assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+		aid = ev->id; /* here: B's passive id */
+		assert_int_equal(accept_id(aid, 260, NULL), 0);
+		cmc_ack_event(ev);
+	}
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+
+	switch (at) {
+	case KILL_ACTIVE_REP_RCVD:
+		/* IBTA 12.6.5: REP_RCVD destroyed -> REJ to the REP_SENT id. */
+		expect_ev(b, aid, CMC_EVENT_REJ_RECEIVED);
+		break;
+	case KILL_PASSIVE_REQ_RCVD:
+	case KILL_PASSIVE_REP_SENT:
+		expect_ev(a, aid, CMC_EVENT_REJ_RECEIVED);
+		break;
+	case KILL_PASSIVE_ESTABLISHED:
+		ev = next_ev(a, aid);
+		assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
+		cmc_disconnect(aid, NULL, 0);
+		cmc_ack_event(ev);
+		expect_ev(a, aid, CMC_EVENT_TIMEWAIT_EXIT);
+		break;
+	}
+	expect_records(victim, base);
+	if (l)
+		cmc_destroy_id(l);
+	cmc_destroy_id(aid);
+	close(pfd[0]);
+	close(pfd[1]);
+	cmc_close(a);
+	if (b)
+		cmc_close(b);
+}
+
+static void test_kill_active_rep_rcvd(void **state)
+{
+	kill_at(KILL_ACTIVE_REP_RCVD);
+}
+
+static void test_kill_passive_req_rcvd(void **state)
+{
+	kill_at(KILL_PASSIVE_REQ_RCVD);
+}
+
+static void test_kill_passive_rep_sent(void **state)
+{
+	kill_at(KILL_PASSIVE_REP_SENT);
+}
+
+static void test_kill_passive_established(void **state)
+{
+	kill_at(KILL_PASSIVE_ESTABLISHED);
+}
+
 /* A raw client may not act on another client's id. */
 static void test_foreign_id(void **state)
 {
@@ -707,12 +875,13 @@ static void test_lossy_fabric(void **state)
 				break;
 			case CMC_EVENT_REJ_RECEIVED:
 			case CMC_EVENT_CONNECT_ERROR:
-				print_message("  %s (reason %u, status %d)\n",
-					      cmc_event_str(ev->type),
-					      ev->type == CMC_EVENT_REJ_RECEIVED ?
-						      ev->u.rej.reason :
-						      0,
-					      ev->status);
+				print_message(
+					"  %s (reason %u, status %d)\n",
+					cmc_event_str(ev->type),
+					ev->type == CMC_EVENT_REJ_RECEIVED ?
+						ev->u.rej.reason :
+						0,
+					ev->status);
 				errors++;
 				done++;
 				break;
@@ -748,6 +917,10 @@ int main(void)
 		cmocka_unit_test(test_destroy_final),
 		cmocka_unit_test(test_client_killed_established),
 		cmocka_unit_test(test_client_killed_req_sent),
+		cmocka_unit_test(test_kill_active_rep_rcvd),
+		cmocka_unit_test(test_kill_passive_req_rcvd),
+		cmocka_unit_test(test_kill_passive_rep_sent),
+		cmocka_unit_test(test_kill_passive_established),
 		cmocka_unit_test(test_foreign_id),
 		cmocka_unit_test(test_lossy_fabric),
 	};
