@@ -93,8 +93,18 @@ CMC_SAME_OFF(cmc_id_info, path, cmp_id_info, path);
 CMC_SAME_OFF(cmc_id_info, alt_path, cmp_id_info, alt_path);
 CMC_SAME(cmc_list_entry, cmp_list_entry);
 CMC_SAME_OFF(cmc_list_entry, owner_pid, cmp_list_entry, owner_pid);
+CMC_SAME_OFF(cmc_list_entry, held_reqs, cmp_list_entry, held_reqs);
 CMC_SAME_OFF(cmc_list_entry, remote_gid, cmp_list_entry, remote_gid);
 CMC_SAME(cmc_counter, cmp_counter);
+CMC_SAME(cmc_port_gid, cmp_port_gid);
+CMC_SAME_OFF(cmc_port_gid, gid, cmp_port_gid, gid);
+CMC_SAME(cmc_port_info, cmp_port_entry);
+CMC_SAME_OFF(cmc_port_info, node_guid, cmp_port_entry, node_guid);
+CMC_SAME_OFF(cmc_port_info, port_index, cmp_port_entry, port_index);
+CMC_SAME_OFF(cmc_port_info, n_gids, cmp_port_entry, n_gids);
+CMC_SAME_OFF(cmc_port_info, port_num, cmp_port_entry, port_num);
+CMC_SAME_OFF(cmc_port_info, sm_sl, cmp_port_entry, sm_sl);
+CMC_SAME_OFF(cmc_port_info, gids, cmp_port_entry, gids);
 _Static_assert(sizeof(((struct cmc_event *)0)->u) ==
 		       sizeof(struct cmp_ev_sidr_req),
 	       "public event union as large as the largest body");
@@ -115,6 +125,8 @@ _Static_assert(CMC_REQ_PRIVATE_DATA_SIZE == CM_REQ_PRIVATE_DATA_SIZE &&
 			       CM_SIDR_REP_PRIVATE_DATA_SIZE &&
 		       CMC_LIST_BATCH_MAX == CMP_LIST_BATCH_MAX &&
 		       CMC_COUNTERS_BATCH_MAX == CMP_COUNTERS_BATCH_MAX &&
+		       CMC_PORTS_BATCH_MAX == CMP_PORTS_BATCH_MAX &&
+		       CMC_PORT_GIDS == CMP_PORT_GIDS &&
 		       CMC_DEV_NAME_SIZE == CMP_DEV_NAME_SIZE &&
 		       CMC_NAME_MAX + 1 == CMP_CLIENT_NAME_SIZE,
 	       "public limits are the protocol's");
@@ -126,7 +138,13 @@ _Static_assert((int)CMC_EVENT_DEVICE_REMOVAL == (int)CMP_EVENT_MAX &&
 		       (int)CMC_PATH_LOCAL_ACK_TIMEOUT ==
 			       (int)CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT &&
 		       (int)CMC_COUNTERS_CLIENT ==
-			       (int)CMP_COUNTER_SCOPE_CLIENT,
+			       (int)CMP_COUNTER_SCOPE_CLIENT &&
+		       (int)CMC_LINK_ROCE == (int)CMP_LINK_LAYER_ROCE &&
+		       (int)CMC_LINK_ROCE == (int)IBV_LINK_LAYER_ETHERNET &&
+		       (int)CMC_GID_ROCE_V2 == (int)CMP_GID_TYPE_ROCE_V2 &&
+		       (int)IBV_PORT_ACTIVE_DEFER ==
+			       (int)CMP_PORT_STATE_ACTIVE_DEFER &&
+		       (int)IBV_MTU_4096 == (int)CM_MTU_4096,
 	       "public enums are the protocol's numbers");
 
 /* One event, from the moment it is read until it is acked. */
@@ -1456,6 +1474,23 @@ CMC_EXPORT int cmc_counters(struct cmc_channel *ch,
 	memcpy(entries, ch->rx.counters_reply.entries,
 	       ch->rx.counters_reply.count * sizeof(*entries));
 	return (int)ch->rx.counters_reply.count;
+}
+
+CMC_EXPORT int cmc_ports(struct cmc_channel *ch, uint64_t *cursor,
+			 struct cmc_port_info *entries)
+{
+	int ret;
+
+	if (ch->err)
+		return ch->err;
+	cmc_req(ch, CMP_TYPE_PORTS)->ports.cursor = *cursor;
+	ret = cmc_request(ch);
+	if (ret)
+		return ret;
+	*cursor = ch->rx.ports_reply.next_cursor;
+	memcpy(entries, ch->rx.ports_reply.entries,
+	       ch->rx.ports_reply.count * sizeof(*entries));
+	return (int)ch->rx.ports_reply.count;
 }
 
 CMC_EXPORT const char *cmc_state_str(enum cmc_state state)

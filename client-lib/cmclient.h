@@ -770,14 +770,14 @@ struct cmc_id_info {
 /* Ask the daemon about one of our ids (any state). */
 int cmc_query_id(struct cmc_id *id, struct cmc_id_info *info);
 
-/* LIST and COUNTERS walk the daemon in batches (for cmctl). */
+/* LIST, COUNTERS and PORTS walk the daemon in batches (for cmctl). */
 enum cmc_list_filter {
 	CMC_LIST_LISTENERS = 1,
 	CMC_LIST_CONNECTIONS = 2,
 	CMC_LIST_ALL = 3,
 };
 
-#define CMC_LIST_BATCH_MAX 63
+#define CMC_LIST_BATCH_MAX 56
 struct cmc_list_entry {
 	uint32_t id;
 	uint8_t state;
@@ -790,8 +790,12 @@ struct cmc_list_entry {
 	uint32_t remote_comm_id;
 	uint32_t owner_pid;
 	uint32_t owner_uid;
+	/* Listeners only: the backlog (credit), how much of it REQs hold,
+	 * and how many REQs wait (MRAed) for a credit to come back. */
 	uint32_t backlog;
 	uint32_t credits_in_use;
+	uint32_t held_reqs;
+	uint32_t reserved2;
 	uint8_t remote_gid[CMC_GID_SIZE];
 };
 
@@ -822,6 +826,63 @@ struct cmc_counter {
 int cmc_counters(struct cmc_channel *ch, enum cmc_counter_scope scope,
 		 const char *dev_name, uint8_t port_num, uint64_t *cursor,
 		 struct cmc_counter *entries);
+
+/* A port's link layer, numbered as enum ibv_link_layer. */
+enum cmc_link_layer {
+	CMC_LINK_IB = 1,
+	CMC_LINK_ROCE = 2, /* IBV_LINK_LAYER_ETHERNET */
+};
+
+/* A GID table entry's type. */
+enum cmc_gid_type {
+	CMC_GID_IB = 1,
+	CMC_GID_ROCE_V1 = 2,
+	CMC_GID_ROCE_V2 = 3,
+};
+
+struct cmc_port_gid {
+	uint16_t index; /* in the port's GID table: a path's sgid_index */
+	uint8_t type; /* enum cmc_gid_type */
+	uint8_t reserved;
+	uint8_t gid[CMC_GID_SIZE]; /* network order */
+};
+
+/* The GIDs one entry carries: the first CMC_PORT_GIDS of the table. */
+#define CMC_PORT_GIDS 4
+#define CMC_PORTS_BATCH_MAX 23
+/*
+ * One port the daemon serves. GUIDs in host order; LIDs 0 on RoCE.
+ * gids[0..min(n_gids, CMC_PORT_GIDS)) are valid, the rest zero; n_gids
+ * counts the whole table.
+ */
+struct cmc_port_info {
+	char dev_name[CMC_DEV_NAME_SIZE];
+	uint64_t node_guid;
+	uint64_t port_guid;
+	uint16_t port_index; /* the daemon's number for the port */
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint16_t n_gids;
+	uint8_t port_num; /* 1-based, on dev_name */
+	uint8_t up; /* 0 once the device is gone */
+	uint8_t state; /* enum ibv_port_state: IBV_PORT_ACTIVE, ... */
+	uint8_t link_layer; /* enum cmc_link_layer */
+	uint8_t active_mtu; /* enum ibv_mtu; 0 when the device did not say */
+	uint8_t lmc;
+	uint8_t sm_sl;
+	uint8_t reserved;
+	struct cmc_port_gid gids[CMC_PORT_GIDS];
+};
+
+/*
+ * One batch of the ports the daemon serves (every client may ask), walked
+ * like cmc_list(): *cursor 0 for the first batch, updated for the next, 0
+ * again when the walk is done. entries must hold CMC_PORTS_BATCH_MAX.
+ * Returns the number of entries filled (0..CMC_PORTS_BATCH_MAX) or an
+ * error.
+ */
+int cmc_ports(struct cmc_channel *ch, uint64_t *cursor,
+	      struct cmc_port_info *entries);
 
 /* "ESTABLISHED", ... ("UNKNOWN" outside the enum). */
 const char *cmc_state_str(enum cmc_state state);

@@ -6,8 +6,10 @@
  *   cmctl [-s SOCKET] [--json] connections    ids, peer, state, owner
  *   cmctl [-s SOCKET] [--json] ids            both
  *   cmctl [-s SOCKET] [--json] counters       the daemon's counters
+ *   cmctl [-s SOCKET] [--json] ports          the ports the daemon serves
  *
- * An unprivileged user sees its own ids; root sees every client's.
+ * An unprivileged user sees its own ids; root sees every client's. Ports
+ * and counters are the same for everyone.
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -23,7 +25,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cmctl [-s SOCKET] [--json] "
-		   "listeners|connections|ids|counters\n"
+		   "listeners|connections|ids|counters|ports\n"
 		   "       cmctl --version\n");
 }
 
@@ -43,10 +45,11 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 	if (json)
 		printf("[");
 	else
-		printf("%-10s %-14s %-18s %-18s %-10s %-10s %-8s %-6s %-9s "
-		       "%s\n",
+		printf("%-10s %-14s %-18s %-18s %-10s %-10s %-8s %-6s %-11s "
+		       "%-6s %s\n",
 		       "ID", "STATE", "SERVICE_ID", "MASK", "LOCAL_CID",
-		       "REMOTE_CID", "PID", "UID", "CREDITS", "PEER_GID");
+		       "REMOTE_CID", "PID", "UID", "CREDITS", "HELD",
+		       "PEER_GID");
 	do {
 		n = cmc_list(ch, filter, &cursor, e);
 		if (n < 0) {
@@ -54,7 +57,7 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 			return 1;
 		}
 		for (int i = 0; i < n; i++) {
-			char gid[INET6_ADDRSTRLEN], credits[24];
+			char gid[INET6_ADDRSTRLEN], credits[24], held[12];
 			const char *state =
 				cmc_state_str((enum cmc_state)e[i].state);
 
@@ -68,26 +71,33 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 				       "\"owner_pid\": %u, \"owner_uid\": %u, "
 				       "\"backlog\": %u, "
 				       "\"credits_in_use\": %u, "
+				       "\"held_reqs\": %u, "
 				       "\"remote_gid\": \"%s\"}",
 				       first ? "" : ",", e[i].id, state,
 				       e[i].service_id, e[i].service_mask,
 				       e[i].local_comm_id, e[i].remote_comm_id,
 				       e[i].owner_pid, e[i].owner_uid,
-				       e[i].backlog, e[i].credits_in_use, gid);
+				       e[i].backlog, e[i].credits_in_use,
+				       e[i].held_reqs, gid);
 				first = false;
 				continue;
 			}
-			if (e[i].backlog)
+			/* Credits used/backlog and held REQs: listeners. */
+			if (e[i].backlog) {
 				snprintf(credits, sizeof(credits), "%u/%u",
 					 e[i].credits_in_use, e[i].backlog);
-			else
+				snprintf(held, sizeof(held), "%u",
+					 e[i].held_reqs);
+			} else {
 				snprintf(credits, sizeof(credits), "-");
+				snprintf(held, sizeof(held), "-");
+			}
 			printf("%-10u %-14s 0x%016" PRIx64 " 0x%016" PRIx64
-			       " %-10u %-10u %-8u %-6u %-9s %s\n",
+			       " %-10u %-10u %-8u %-6u %-11s %-6s %s\n",
 			       e[i].id, state, e[i].service_id,
 			       e[i].service_mask, e[i].local_comm_id,
 			       e[i].remote_comm_id, e[i].owner_pid,
-			       e[i].owner_uid, credits, gid);
+			       e[i].owner_uid, credits, held, gid);
 		}
 	} while (cursor);
 	if (json)
@@ -123,6 +133,138 @@ static int counters(struct cmc_channel *ch, bool json)
 	} while (cursor);
 	if (json)
 		printf("%s}\n", first ? "" : "\n");
+	return 0;
+}
+
+static const char *port_state_str(uint8_t state)
+{
+	static const char *const names[] = {
+		"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"
+	};
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
+static const char *link_str(uint8_t link)
+{
+	return link == CMC_LINK_IB   ? "IB" :
+	       link == CMC_LINK_ROCE ? "RoCE" :
+				       "?";
+}
+
+static const char *gid_type_str(uint8_t type)
+{
+	switch (type) {
+	case CMC_GID_IB:
+		return "IB";
+	case CMC_GID_ROCE_V1:
+		return "RoCEv1";
+	case CMC_GID_ROCE_V2:
+		return "RoCEv2";
+	}
+	return "?";
+}
+
+/* enum ibv_mtu (1 = 256 ... 5 = 4096) in bytes; 0 when unknown. */
+static unsigned int mtu_bytes(uint8_t mtu)
+{
+	return mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;
+}
+
+static void port_json(const struct cmc_port_info *p, bool first)
+{
+	unsigned int ng = p->n_gids < CMC_PORT_GIDS ? p->n_gids : CMC_PORT_GIDS;
+
+	printf("%s\n  {\"dev\": \"%s\", \"port\": %u, \"index\": %u, "
+	       "\"up\": %s, \"state\": \"%s\", \"link_layer\": \"%s\", "
+	       "\"active_mtu\": %u, \"lid\": %u, \"lmc\": %u, "
+	       "\"sm_lid\": %u, \"sm_sl\": %u, "
+	       "\"node_guid\": \"0x%016" PRIx64 "\", "
+	       "\"port_guid\": \"0x%016" PRIx64 "\", \"n_gids\": %u, "
+	       "\"gids\": [",
+	       first ? "" : ",", p->dev_name, p->port_num, p->port_index,
+	       p->up ? "true" : "false", port_state_str(p->state),
+	       link_str(p->link_layer), mtu_bytes(p->active_mtu), p->lid,
+	       p->lmc, p->sm_lid, p->sm_sl, p->node_guid, p->port_guid,
+	       p->n_gids);
+	for (unsigned int g = 0; g < ng; g++) {
+		char gid[INET6_ADDRSTRLEN];
+
+		gid_str(p->gids[g].gid, gid, sizeof(gid));
+		printf("%s{\"index\": %u, \"type\": \"%s\", \"gid\": \"%s\"}",
+		       g ? ", " : "", p->gids[g].index,
+		       gid_type_str(p->gids[g].type), gid);
+	}
+	printf("]}");
+}
+
+/*
+ * The text table: one line per port with its first GID; its other GIDs
+ * (up to CMC_PORT_GIDS) on lines of their own below it, and "+N more" when
+ * the table holds more than the daemon sent.
+ */
+static void port_text(const struct cmc_port_info *p)
+{
+	unsigned int ng = p->n_gids < CMC_PORT_GIDS ? p->n_gids : CMC_PORT_GIDS;
+	char name[CMC_DEV_NAME_SIZE + 8], gid[INET6_ADDRSTRLEN], mtu[8];
+
+	snprintf(name, sizeof(name), "%.*s/%u", CMC_DEV_NAME_SIZE - 1,
+		 p->dev_name, p->port_num);
+	if (mtu_bytes(p->active_mtu))
+		snprintf(mtu, sizeof(mtu), "%u", mtu_bytes(p->active_mtu));
+	else
+		snprintf(mtu, sizeof(mtu), "-");
+	if (ng)
+		gid_str(p->gids[0].gid, gid, sizeof(gid));
+	printf("%-12s %-5u %-3s %-12s %-4s %-5s %-6u %-6u 0x%016" PRIx64
+	       " 0x%016" PRIx64 " %-4u",
+	       name, p->port_index, p->up ? "yes" : "no",
+	       port_state_str(p->state), link_str(p->link_layer), mtu, p->lid,
+	       p->sm_lid, p->node_guid, p->port_guid, p->n_gids);
+	if (ng)
+		printf(" %-4u %-6s %s", p->gids[0].index,
+		       gid_type_str(p->gids[0].type), gid);
+	printf("\n");
+	for (unsigned int g = 1; g < ng; g++) {
+		gid_str(p->gids[g].gid, gid, sizeof(gid));
+		printf("%-103s %-4u %-6s %s\n", "", p->gids[g].index,
+		       gid_type_str(p->gids[g].type), gid);
+	}
+	if (p->n_gids > ng)
+		printf("%-103s +%u more\n", "", p->n_gids - ng);
+}
+
+static int ports(struct cmc_channel *ch, bool json)
+{
+	struct cmc_port_info p[CMC_PORTS_BATCH_MAX];
+	uint64_t cursor = 0;
+	bool first = true;
+	int n;
+
+	if (json)
+		printf("[");
+	else
+		printf("%-12s %-5s %-3s %-12s %-4s %-5s %-6s %-6s %-18s %-18s "
+		       "%-4s %-4s %-6s %s\n",
+		       "PORT", "INDEX", "UP", "STATE", "LINK", "MTU", "LID",
+		       "SM_LID", "NODE_GUID", "PORT_GUID", "GIDS", "GIDX",
+		       "GTYPE", "GID");
+	do {
+		n = cmc_ports(ch, &cursor, p);
+		if (n < 0) {
+			fprintf(stderr, "cmctl: ports: %s\n", cmc_strerror(n));
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			if (json)
+				port_json(&p[i], first);
+			else
+				port_text(&p[i]);
+			first = false;
+		}
+	} while (cursor);
+	if (json)
+		printf("%s]\n", first ? "" : "\n");
 	return 0;
 }
 
@@ -165,7 +307,8 @@ int main(int argc, char **argv)
 	}
 	what = argv[optind];
 	if (strcmp(what, "listeners") && strcmp(what, "connections") &&
-	    strcmp(what, "ids") && strcmp(what, "counters")) {
+	    strcmp(what, "ids") && strcmp(what, "counters") &&
+	    strcmp(what, "ports")) {
 		usage(stderr);
 		return 2;
 	}
@@ -180,6 +323,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "counters"))
 		rc = counters(ch, json);
+	else if (!strcmp(what, "ports"))
+		rc = ports(ch, json);
 	else
 		rc = list(ch,
 			  !strcmp(what, "listeners")   ? CMC_LIST_LISTENERS :

@@ -82,6 +82,7 @@ static uint32_t request_id(const struct cmp_msg *req)
 	case CMP_TYPE_CREATE_ID:
 	case CMP_TYPE_LIST:
 	case CMP_TYPE_COUNTERS:
+	case CMP_TYPE_PORTS:
 		return CMP_ID_NONE;
 	default:
 		break;
@@ -375,8 +376,10 @@ static int do_list(struct cmd *cmd, struct srv_client *c,
 		e->owner_pid = (uint32_t)srv_client_pid(a->client);
 		e->owner_uid = (uint32_t)srv_client_uid(a->client);
 		e->backlog = a->info.backlog;
-		if (a->listener && !eng_listen_info(cmd->eng, a->id, &li))
+		if (a->listener && !eng_listen_info(cmd->eng, a->id, &li)) {
 			e->credits_in_use = li.credits_used;
+			e->held_reqs = li.held;
+		}
 		memcpy(e->remote_gid, a->info.path.remote_gid, CM_GID_SIZE);
 		out->count++;
 	}
@@ -465,6 +468,67 @@ static int do_counters(struct cmd *cmd, const struct cmp_counters *r,
 	return 0;
 }
 
+static uint8_t port_gid_type(enum xport_gid_type t)
+{
+	switch (t) {
+	case XPORT_GID_IB:
+		return CMP_GID_TYPE_IB;
+	case XPORT_GID_ROCE_V1:
+		return CMP_GID_TYPE_ROCE_V1;
+	case XPORT_GID_ROCE_V2:
+		return CMP_GID_TYPE_ROCE_V2;
+	}
+	return CMP_GID_TYPE_IB;
+}
+
+static void port_entry(const struct xport_port *p, struct cmp_port_entry *e)
+{
+	snprintf(e->dev_name, sizeof(e->dev_name), "%s", p->dev);
+	e->node_guid = p->node_guid;
+	e->port_guid = p->port_guid;
+	e->port_index = p->index;
+	e->lid = p->lid;
+	e->sm_lid = p->sm_lid;
+	e->n_gids = p->n_gids;
+	e->port_num = p->port_num;
+	e->up = p->up;
+	/* What the decoder accepts; a value verbs made up reads as NOP. */
+	e->state = p->state <= XPORT_PORT_ACTIVE_DEFER ? (uint8_t)p->state :
+							 CMP_PORT_STATE_NOP;
+	e->link_layer = p->link == XPORT_LINK_ROCE ? CMP_LINK_LAYER_ROCE :
+						     CMP_LINK_LAYER_IB;
+	e->active_mtu = path_mtu_enum(p->active_mtu);
+	e->lmc = p->lmc & 7;
+	e->sm_sl = p->sm_sl & CMP_SL_MAX;
+	for (unsigned int g = 0; g < p->n_gids && g < CMP_PORT_GIDS; g++) {
+		e->gids[g].index = p->gids[g].index;
+		e->gids[g].type = port_gid_type(p->gids[g].type);
+		memcpy(e->gids[g].gid, p->gids[g].raw, CM_GID_SIZE);
+	}
+}
+
+/*
+ * Every served port, for every client: port attributes are no secret. The
+ * cursor is the position in the transport's table, which never changes
+ * while the daemon runs (a removed port stays, with up false).
+ */
+static int do_ports(struct cmd *cmd, const struct cmp_ports *r,
+		    struct cmp_ports_reply *out)
+{
+	unsigned int n = cmd->xport ? xport_port_count(cmd->xport) : 0;
+	uint64_t i = r->cursor;
+
+	for (; out->count < CMP_PORTS_BATCH_MAX && i < n; i++) {
+		const struct xport_port *p = xport_port(
+			cmd->xport, (uint16_t)(cmd->xport->first_index + i));
+
+		if (p)
+			port_entry(p, &out->entries[out->count++]);
+	}
+	out->next_cursor = i < n ? i : 0;
+	return 0;
+}
+
 static int dispatch(struct cmd *cmd, struct srv_client *c,
 		    const struct cmp_msg *req, struct cmp_msg *reply)
 {
@@ -521,6 +585,8 @@ static int dispatch(struct cmd *cmd, struct srv_client *c,
 		return do_list(cmd, c, &req->list, &reply->list_reply);
 	case CMP_TYPE_COUNTERS:
 		return do_counters(cmd, &req->counters, &reply->counters_reply);
+	case CMP_TYPE_PORTS:
+		return do_ports(cmd, &req->ports, &reply->ports_reply);
 	default:
 		return -EOPNOTSUPP;
 	}

@@ -90,8 +90,9 @@ static bool cmp_status_ok(int32_t status)
 
 /*
  * The body size of a type, or for the types whose size varies (LIST_REPLY,
- * COUNTERS_REPLY, EVENT) the size of their fixed part. -1 for a value that
- * names no type, which is how the decoder tells known types from unknown.
+ * COUNTERS_REPLY, PORTS_REPLY, EVENT) the size of their fixed part. -1 for
+ * a value that names no type, which is how the decoder tells known types
+ * from unknown.
  */
 static int cmp_fixed_size(unsigned int type)
 {
@@ -144,6 +145,10 @@ static int cmp_fixed_size(unsigned int type)
 		return sizeof(struct cmp_counters);
 	case CMP_TYPE_COUNTERS_REPLY:
 		return offsetof(struct cmp_counters_reply, entries);
+	case CMP_TYPE_PORTS:
+		return sizeof(struct cmp_ports);
+	case CMP_TYPE_PORTS_REPLY:
+		return offsetof(struct cmp_ports_reply, entries);
 	case CMP_TYPE_EVENT:
 		return offsetof(struct cmp_event, req_received);
 	case CMP_TYPE_DESTROY_ID_REPLY:
@@ -224,6 +229,10 @@ static int cmp_body_len(const struct cmp_msg *msg, size_t *len,
 		if (msg->counters_reply.count > CMP_COUNTERS_BATCH_MAX)
 			CMP_BAD("COUNTERS_REPLY count over the batch maximum");
 		*len += msg->counters_reply.count * sizeof(struct cmp_counter);
+	} else if (msg->hdr.type == CMP_TYPE_PORTS_REPLY) {
+		if (msg->ports_reply.count > CMP_PORTS_BATCH_MAX)
+			CMP_BAD("PORTS_REPLY count over the batch maximum");
+		*len += msg->ports_reply.count * sizeof(struct cmp_port_entry);
 	} else if (msg->hdr.type == CMP_TYPE_EVENT) {
 		ev = cmp_event_body_size(msg->event.type);
 		if (ev < 0)
@@ -551,6 +560,54 @@ static int cmp_check_list_reply(const struct cmp_list_reply *m,
 		CMP_RANGE(e->qp_type, CMP_QP_TYPE_RC, CMP_QP_TYPE_MAX,
 			  "LIST_REPLY entry QP type");
 		CMP_RSVD(e->rsvd0, "LIST_REPLY entry");
+		CMP_RSVD(e->rsvd1, "LIST_REPLY entry");
+	}
+	return 0;
+}
+
+static int cmp_check_port_entry(const struct cmp_port_entry *e,
+				const char **why)
+{
+	unsigned int used =
+		e->n_gids < CMP_PORT_GIDS ? e->n_gids : CMP_PORT_GIDS;
+
+	CMP_STR(e->dev_name, "PORTS_REPLY entry device name");
+	if (!e->dev_name[0])
+		CMP_BAD("PORTS_REPLY entry device name empty");
+	if (e->port_num == 0)
+		CMP_BAD("PORTS_REPLY entry port number zero");
+	CMP_BOOL(e->up, "PORTS_REPLY entry up flag");
+	CMP_MAX(e->state, CMP_PORT_STATE_MAX, "PORTS_REPLY entry port state");
+	CMP_RANGE(e->link_layer, CMP_LINK_LAYER_IB, CMP_LINK_LAYER_MAX,
+		  "PORTS_REPLY entry link layer");
+	CMP_MAX(e->active_mtu, CM_MTU_4096, "PORTS_REPLY entry active MTU");
+	CMP_MAX(e->lmc, 7, "PORTS_REPLY entry LMC");
+	CMP_MAX(e->sm_sl, CMP_SL_MAX, "PORTS_REPLY entry SM SL");
+	CMP_RSVD(e->rsvd0, "PORTS_REPLY entry");
+	for (unsigned int g = 0; g < CMP_PORT_GIDS; g++) {
+		const struct cmp_port_gid *pg = &e->gids[g];
+
+		if (g >= used) {
+			if (!cmp_zero(pg, sizeof(*pg)))
+				CMP_BAD("PORTS_REPLY entry GID slot beyond "
+					"n_gids not zero");
+			continue;
+		}
+		CMP_RANGE(pg->type, CMP_GID_TYPE_IB, CMP_GID_TYPE_MAX,
+			  "PORTS_REPLY entry GID type");
+		CMP_RSVD(pg->rsvd0, "PORTS_REPLY entry GID");
+	}
+	return 0;
+}
+
+static int cmp_check_ports_reply(const struct cmp_ports_reply *m,
+				 const char **why)
+{
+	for (uint32_t i = 0; i < m->count; i++) {
+		int ret = cmp_check_port_entry(&m->entries[i], why);
+
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -761,7 +818,7 @@ static bool cmp_type_has_id(enum cmp_type type)
 {
 	return cmp_type_is_request(type) && type != CMP_TYPE_HELLO &&
 	       type != CMP_TYPE_CREATE_ID && type != CMP_TYPE_LIST &&
-	       type != CMP_TYPE_COUNTERS;
+	       type != CMP_TYPE_COUNTERS && type != CMP_TYPE_PORTS;
 }
 
 /* The body's content, once its length is known to be body_len. */
@@ -868,6 +925,10 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 		return cmp_check_counters(&msg->counters, why);
 	case CMP_TYPE_COUNTERS_REPLY:
 		return cmp_check_counters_reply(&msg->counters_reply, why);
+	case CMP_TYPE_PORTS:
+		return 0;
+	case CMP_TYPE_PORTS_REPLY:
+		return cmp_check_ports_reply(&msg->ports_reply, why);
 	case CMP_TYPE_EVENT:
 		return cmp_check_event(&msg->event, why);
 	case CMP_TYPE_DESTROY_ID_REPLY:
@@ -1019,6 +1080,8 @@ const char *cmp_type_name(enum cmp_type type)
 		return "LIST";
 	case CMP_TYPE_COUNTERS:
 		return "COUNTERS";
+	case CMP_TYPE_PORTS:
+		return "PORTS";
 	case CMP_TYPE_EVENT:
 		return "EVENT";
 	case CMP_TYPE_HELLO_REPLY:
@@ -1061,6 +1124,8 @@ const char *cmp_type_name(enum cmp_type type)
 		return "LIST_REPLY";
 	case CMP_TYPE_COUNTERS_REPLY:
 		return "COUNTERS_REPLY";
+	case CMP_TYPE_PORTS_REPLY:
+		return "PORTS_REPLY";
 	}
 	return "unknown";
 }

@@ -67,6 +67,11 @@
 /*
  * The versions this build speaks. A peer that shares none of them gets
  * -EPROTONOSUPPORT from HELLO together with the daemon's range.
+ *
+ * Version 1 is still open: no release has shipped it, so messages are
+ * added to it rather than to a version 2. PORTS and LIST's held_reqs
+ * (which moved remote_gid and shrank LIST batches) came that way. From
+ * the first release on, a change to a message means a new version.
  */
 #define CMP_VERSION_MIN 1
 #define CMP_VERSION_MAX 1
@@ -79,9 +84,9 @@
  * The largest datagram either side sends, header included. Receivers size
  * their buffer with it and decode refuses anything longer. One page is
  * ten times the largest fixed-size message (a SIDR_REQ_RECEIVED event, 392
- * bytes), which leaves later versions room to grow, and it sets the LIST
- * and COUNTERS batch sizes below. It stays far below the default socket send
- * buffer, so many messages can queue on one client socket.
+ * bytes), which leaves later versions room to grow, and it sets the LIST,
+ * COUNTERS and PORTS batch sizes below. It stays far below the default
+ * socket send buffer, so many messages can queue on one client socket.
  */
 #define CMP_MSG_MAX 4096
 
@@ -151,6 +156,7 @@ enum cmp_type {
 	CMP_TYPE_QUERY_ID = 0x12,
 	CMP_TYPE_LIST = 0x13,
 	CMP_TYPE_COUNTERS = 0x14,
+	CMP_TYPE_PORTS = 0x15,
 
 	CMP_TYPE_EVENT = 0x40,
 
@@ -175,9 +181,10 @@ enum cmp_type {
 	CMP_TYPE_QUERY_ID_REPLY = CMP_REPLY_BIT | CMP_TYPE_QUERY_ID,
 	CMP_TYPE_LIST_REPLY = CMP_REPLY_BIT | CMP_TYPE_LIST,
 	CMP_TYPE_COUNTERS_REPLY = CMP_REPLY_BIT | CMP_TYPE_COUNTERS,
+	CMP_TYPE_PORTS_REPLY = CMP_REPLY_BIT | CMP_TYPE_PORTS,
 };
 /* Requests are numbered densely from 1, which loops in tests rely on. */
-#define CMP_TYPE_REQUEST_MAX CMP_TYPE_COUNTERS
+#define CMP_TYPE_REQUEST_MAX CMP_TYPE_PORTS
 
 /* True for a request type; replies and EVENT are sent by the daemon. */
 static inline bool cmp_type_is_request(unsigned int type)
@@ -401,8 +408,9 @@ struct cmp_path_set {
  */
 
 /*
- * Requests. Every request but HELLO, CREATE_ID, LIST and COUNTERS names an
- * existing id of the same client as its first member; id 0 is refused.
+ * Requests. Every request but HELLO, CREATE_ID, LIST, COUNTERS and PORTS
+ * names an existing id of the same client as its first member; id 0 is
+ * refused.
  */
 
 /* HELLO: the first request. */
@@ -758,13 +766,17 @@ struct cmp_list_entry {
 	uint32_t remote_comm_id;
 	uint32_t owner_pid;
 	uint32_t owner_uid;
-	uint32_t backlog; /* listeners only, as in struct cmp_id_info */
+	/* Listeners only, as in struct cmp_id_info: the credit, how much of
+	 * it is in use, and the REQs held (MRAed) waiting for a credit. */
+	uint32_t backlog;
 	uint32_t credits_in_use;
+	uint32_t held_reqs;
+	uint32_t rsvd1;
 	uint8_t remote_gid[CM_GID_SIZE];
 };
 
 /* As many entries as fit in CMP_MSG_MAX with the header and count. */
-#define CMP_LIST_BATCH_MAX 63
+#define CMP_LIST_BATCH_MAX 56
 
 /*
  * LIST_REPLY. Its length depends on count: the datagram holds exactly
@@ -811,6 +823,96 @@ struct cmp_counters_reply {
 	uint32_t count;
 	uint64_t next_cursor;
 	struct cmp_counter entries[CMP_COUNTERS_BATCH_MAX];
+};
+
+/*
+ * PORTS: walk the ports the daemon serves, in batches; cursor as for LIST.
+ * Port attributes are no secret, so every client sees every port.
+ */
+struct cmp_ports {
+	uint64_t cursor;
+};
+
+/* IBTA 14.2.5.6 PortInfo:PortState, the values of enum ibv_port_state. */
+enum cmp_port_state {
+	CMP_PORT_STATE_NOP = 0,
+	CMP_PORT_STATE_DOWN = 1,
+	CMP_PORT_STATE_INIT = 2,
+	CMP_PORT_STATE_ARMED = 3,
+	CMP_PORT_STATE_ACTIVE = 4,
+	CMP_PORT_STATE_ACTIVE_DEFER = 5,
+};
+#define CMP_PORT_STATE_MAX CMP_PORT_STATE_ACTIVE_DEFER
+
+/* A port's link layer, as enum ibv_link_layer numbers them. */
+enum cmp_link_layer {
+	CMP_LINK_LAYER_IB = 1,
+	CMP_LINK_LAYER_ROCE = 2, /* IBV_LINK_LAYER_ETHERNET */
+};
+#define CMP_LINK_LAYER_MAX CMP_LINK_LAYER_ROCE
+
+/* A GID table entry's type; 0 marks an unused slot of cmp_port_entry. */
+enum cmp_gid_type {
+	CMP_GID_TYPE_IB = 1,
+	CMP_GID_TYPE_ROCE_V1 = 2,
+	CMP_GID_TYPE_ROCE_V2 = 3,
+};
+#define CMP_GID_TYPE_MAX CMP_GID_TYPE_ROCE_V2
+
+/* One GID of a port, with its place in the port's GID table. */
+struct cmp_port_gid {
+	uint16_t index; /* in the port's GID table, for sgid_index */
+	uint8_t type; /* enum cmp_gid_type */
+	uint8_t rsvd0;
+	uint8_t gid[CM_GID_SIZE];
+};
+
+/*
+ * The GIDs a port entry carries: the first four valid entries of the
+ * table. Four is what one RoCE netdev with one IPv4 address has (RoCE v1
+ * and v2 each of its link-local IPv6 and of its IPv4 address) and what a
+ * simulated port can have (XPORT_SIM_MAX_GIDS), and an IB port usually
+ * has one. Eight would shrink a batch from 23 ports to 15 for the rare port
+ * with more; n_gids says how many the table has in all, and QUERY_ID's
+ * path names the GID a connection actually uses.
+ */
+#define CMP_PORT_GIDS 4
+
+/*
+ * One port in a PORTS batch. Every port listed is one the daemon serves;
+ * up is 0 once its device is gone (sends fail until the daemon restarts).
+ * LIDs are 0 on RoCE; GUIDs are in host order like every integer here.
+ * gids[i] for i < n_gids (and i < CMP_PORT_GIDS) are valid entries, with a
+ * type; the slots after them are zero.
+ */
+struct cmp_port_entry {
+	char dev_name[CMP_DEV_NAME_SIZE];
+	uint64_t node_guid; /* the CA GUID the CM puts in REQ and REP */
+	uint64_t port_guid;
+	uint16_t port_index; /* the daemon's number for the port */
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint16_t n_gids; /* valid entries in the whole GID table */
+	uint8_t port_num; /* 1-based, on device dev_name */
+	uint8_t up; /* 0 or 1 */
+	uint8_t state; /* enum cmp_port_state */
+	uint8_t link_layer; /* enum cmp_link_layer */
+	uint8_t active_mtu; /* enum cm_mtu, 0 when the device does not say */
+	uint8_t lmc; /* 3 bits */
+	uint8_t sm_sl; /* 4 bits */
+	uint8_t rsvd0;
+	struct cmp_port_gid gids[CMP_PORT_GIDS];
+};
+
+/* As many entries as fit in CMP_MSG_MAX with the header and count. */
+#define CMP_PORTS_BATCH_MAX 23
+
+/* PORTS_REPLY: sized by count, like LIST_REPLY. */
+struct cmp_ports_reply {
+	int32_t status;
+	uint32_t count;
+	uint64_t next_cursor;
+	struct cmp_port_entry entries[CMP_PORTS_BATCH_MAX];
 };
 
 /*
@@ -1075,6 +1177,8 @@ struct cmp_msg {
 		struct cmp_list_reply list_reply;
 		struct cmp_counters counters;
 		struct cmp_counters_reply counters_reply;
+		struct cmp_ports ports;
+		struct cmp_ports_reply ports_reply;
 		/* Every reply type, read as its common start. */
 		struct cmp_reply reply;
 		struct cmp_event event;
@@ -1218,14 +1322,27 @@ CMP_ASSERT_OFF(cmp_id_info, alt_path, 216);
 CMP_ASSERT_SIZE(cmp_query_id_reply, 344);
 CMP_ASSERT_OFF(cmp_query_id_reply, info, 8);
 CMP_ASSERT_SIZE(cmp_list, 16);
-CMP_ASSERT_SIZE(cmp_list_entry, 64);
+CMP_ASSERT_SIZE(cmp_list_entry, 72);
 CMP_ASSERT_OFF(cmp_list_entry, owner_pid, 32);
-CMP_ASSERT_OFF(cmp_list_entry, remote_gid, 48);
+CMP_ASSERT_OFF(cmp_list_entry, backlog, 40);
+CMP_ASSERT_OFF(cmp_list_entry, held_reqs, 48);
+CMP_ASSERT_OFF(cmp_list_entry, remote_gid, 56);
 CMP_ASSERT_OFF(cmp_list_reply, entries, 16);
 CMP_ASSERT_SIZE(cmp_counters, 80);
 CMP_ASSERT_OFF(cmp_counters, dev_name, 16);
 CMP_ASSERT_SIZE(cmp_counter, 40);
 CMP_ASSERT_OFF(cmp_counters_reply, entries, 16);
+CMP_ASSERT_SIZE(cmp_ports, 8);
+CMP_ASSERT_SIZE(cmp_port_gid, 20);
+CMP_ASSERT_OFF(cmp_port_gid, gid, 4);
+CMP_ASSERT_SIZE(cmp_port_entry, 176);
+CMP_ASSERT_OFF(cmp_port_entry, node_guid, 64);
+CMP_ASSERT_OFF(cmp_port_entry, port_index, 80);
+CMP_ASSERT_OFF(cmp_port_entry, n_gids, 86);
+CMP_ASSERT_OFF(cmp_port_entry, port_num, 88);
+CMP_ASSERT_OFF(cmp_port_entry, rsvd0, 95);
+CMP_ASSERT_OFF(cmp_port_entry, gids, 96);
+CMP_ASSERT_OFF(cmp_ports_reply, entries, 16);
 CMP_ASSERT_SIZE(cmp_reply, 8);
 
 CMP_ASSERT_SIZE(cmp_ev_req, 256);
@@ -1273,6 +1390,12 @@ _Static_assert(CMP_BATCH_BYTES(cmp_counters_reply, cmp_counter,
 _Static_assert(CMP_BATCH_BYTES(cmp_counters_reply, cmp_counter,
 			       CMP_COUNTERS_BATCH_MAX + 1) > CMP_MSG_MAX,
 	       "COUNTERS batches are as large as they can be");
+_Static_assert(CMP_BATCH_BYTES(cmp_ports_reply, cmp_port_entry,
+			       CMP_PORTS_BATCH_MAX) <= CMP_MSG_MAX,
+	       "a full PORTS batch fits");
+_Static_assert(CMP_BATCH_BYTES(cmp_ports_reply, cmp_port_entry,
+			       CMP_PORTS_BATCH_MAX + 1) > CMP_MSG_MAX,
+	       "PORTS batches are as large as they can be");
 #undef CMP_BATCH_BYTES
 
 #undef CMP_ASSERT_SIZE

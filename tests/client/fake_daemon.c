@@ -225,6 +225,10 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 			r.list_reply.entries[i].state = CMP_STATE_LISTEN;
 			r.list_reply.entries[i].owner_pid = 42;
 		}
+		/* The first one a listener with a held REQ. */
+		r.list_reply.entries[0].backlog = 4;
+		r.list_reply.entries[0].credits_in_use = 4;
+		r.list_reply.entries[0].held_reqs = 1;
 		fake_reply(f, req, f->status[type], &r);
 		return;
 	case CMP_TYPE_COUNTERS:
@@ -233,6 +237,33 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 			strcpy(r.counters_reply.entries[i].name, "req_sent");
 			r.counters_reply.entries[i].name[3] = (char)('a' + i);
 			r.counters_reply.entries[i].value = 100 + i;
+		}
+		fake_reply(f, req, f->status[type], &r);
+		return;
+	case CMP_TYPE_PORTS:
+		/* Three ports: two in the first batch, one in the second. */
+		r.ports_reply.count = req->ports.cursor ? 1 : 2;
+		r.ports_reply.next_cursor = req->ports.cursor ? 0 : 2;
+		for (unsigned int i = 0; i < r.ports_reply.count; i++) {
+			struct cmp_port_entry *e = &r.ports_reply.entries[i];
+			unsigned int n = (unsigned int)req->ports.cursor + i;
+
+			snprintf(e->dev_name, sizeof(e->dev_name), "fake%u", n);
+			e->port_num = 1;
+			e->port_index = (uint16_t)n;
+			e->up = 1;
+			e->state = CMP_PORT_STATE_ACTIVE;
+			e->link_layer = CMP_LINK_LAYER_IB;
+			e->active_mtu = CM_MTU_2048;
+			e->lid = (uint16_t)(0x10 + n);
+			e->sm_lid = 1;
+			e->node_guid = 0x1000 + n;
+			e->port_guid = 0x2000 + n;
+			e->n_gids = 1;
+			e->gids[0].type = CMP_GID_TYPE_IB;
+			e->gids[0].gid[0] = 0xfe;
+			e->gids[0].gid[1] = 0x80;
+			e->gids[0].gid[15] = (uint8_t)n;
 		}
 		fake_reply(f, req, f->status[type], &r);
 		return;

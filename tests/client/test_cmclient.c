@@ -462,6 +462,10 @@ static void test_query_list_counters(void **state)
 	assert_int_equal(cursor, 7);
 	assert_int_equal(le[1].id, 11);
 	assert_int_equal(le[0].owner_pid, 42);
+	assert_int_equal(le[0].backlog, 4);
+	assert_int_equal(le[0].credits_in_use, 4);
+	assert_int_equal(le[0].held_reqs, 1);
+	assert_int_equal(le[1].held_reqs, 0);
 	assert_int_equal(fake_last(x->f, CMP_TYPE_LIST)->list.filter,
 			 CMP_LIST_FILTER_ALL);
 	assert_int_equal(cmc_list(x->ch, CMC_LIST_ALL, &cursor, le), 1);
@@ -485,6 +489,88 @@ static void test_query_list_counters(void **state)
 			 -EINVAL);
 	x->f->status[CMP_TYPE_QUERY_ID] = -ENOENT;
 	assert_int_equal(cmc_query_id(id, &info), -ENOENT);
+}
+
+/* PORTS: two batches, the cursor handed back, every field copied. */
+static void test_ports(void **state)
+{
+	struct fx *x = *state;
+	struct cmc_port_info p[CMC_PORTS_BATCH_MAX];
+	uint64_t cursor = 0;
+
+	memset(p, 0xa5, sizeof(p));
+	assert_int_equal(cmc_ports(x->ch, &cursor, p), 2);
+	assert_int_equal(cursor, 2);
+	assert_int_equal(fake_last(x->f, CMP_TYPE_PORTS)->ports.cursor, 0);
+	assert_string_equal(p[0].dev_name, "fake0");
+	assert_string_equal(p[1].dev_name, "fake1");
+	assert_int_equal(p[1].port_num, 1);
+	assert_int_equal(p[1].port_index, 1);
+	assert_int_equal(p[1].up, 1);
+	assert_int_equal(p[1].state, IBV_PORT_ACTIVE);
+	assert_int_equal(p[1].link_layer, CMC_LINK_IB);
+	assert_int_equal(p[1].active_mtu, IBV_MTU_2048);
+	assert_int_equal(p[1].lid, 0x11);
+	assert_int_equal(p[1].sm_lid, 1);
+	assert_true(p[1].node_guid == 0x1001);
+	assert_true(p[1].port_guid == 0x2001);
+	assert_int_equal(p[1].n_gids, 1);
+	assert_int_equal(p[1].gids[0].type, CMC_GID_IB);
+	assert_int_equal(p[1].gids[0].gid[0], 0xfe);
+	assert_int_equal(p[1].gids[0].gid[15], 1);
+	/* The unused slots come over as the zeros they are on the wire. */
+	assert_int_equal(p[1].gids[1].type, 0);
+	/* Nothing written beyond the count. */
+	assert_int_equal((uint8_t)p[2].dev_name[0], 0xa5);
+
+	assert_int_equal(cmc_ports(x->ch, &cursor, p), 1);
+	assert_int_equal(cursor, 0);
+	assert_int_equal(fake_last(x->f, CMP_TYPE_PORTS)->ports.cursor, 2);
+	assert_string_equal(p[0].dev_name, "fake2");
+	assert_int_equal(fake_count(x->f, CMP_TYPE_PORTS), 2);
+
+	/* The daemon's refusal comes back as is; the channel lives on. */
+	x->f->status[CMP_TYPE_PORTS] = -EPERM;
+	cursor = 0;
+	assert_int_equal(cmc_ports(x->ch, &cursor, p), -EPERM);
+	x->f->status[CMP_TYPE_PORTS] = 0;
+	assert_int_equal(cmc_ports(x->ch, &cursor, p), 2);
+}
+
+/* A PORTS_REPLY the decoder refuses (a GID slot beyond n_gids set) kills
+ * the channel with -EPROTO, like any malformed reply. */
+static bool bad_ports_hook(struct fake *f, const struct cmp_msg *req)
+{
+	struct cmp_msg r;
+	uint8_t buf[CMP_MSG_MAX];
+	size_t len;
+
+	if (req->hdr.type != CMP_TYPE_PORTS)
+		return false;
+	cmp_msg_init(&r, CMP_TYPE_PORTS_REPLY, req->hdr.seq);
+	r.ports_reply.count = 1;
+	strcpy(r.ports_reply.entries[0].dev_name, "bad0");
+	r.ports_reply.entries[0].port_num = 1;
+	r.ports_reply.entries[0].link_layer = CMP_LINK_LAYER_IB;
+	len = (size_t)cmp_encode(&r, buf, sizeof(buf));
+	/* gids[0] with n_gids 0: cmp_encode would refuse, so patch bytes. */
+	buf[sizeof(struct cmp_hdr) +
+	    offsetof(struct cmp_ports_reply, entries[0].gids[0].type)] =
+		CMP_GID_TYPE_IB;
+	fake_send_raw(f, buf, len);
+	return true;
+}
+
+static void test_ports_malformed(void **state)
+{
+	struct fx *x = *state;
+	struct cmc_port_info p[CMC_PORTS_BATCH_MAX];
+	uint64_t cursor = 0;
+
+	x->f->hook = bad_ports_hook;
+	assert_int_equal(cmc_ports(x->ch, &cursor, p), -EPROTO);
+	assert_int_equal(cursor, 0);
+	assert_int_equal(cmc_ports(x->ch, &cursor, p), -EPROTO);
 }
 
 /* --- Events --------------------------------------------------------- */
@@ -973,6 +1059,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_passive_requests, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_lap_apr_sidr, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ports, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ports_malformed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_query_list_counters, setup,
 						teardown),

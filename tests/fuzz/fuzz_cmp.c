@@ -298,6 +298,9 @@ static void build_request(struct cmp_msg *m, enum cmp_type type)
 		m->counters.port_num = 1;
 		strcpy(m->counters.dev_name, "rxe0");
 		break;
+	case CMP_TYPE_PORTS:
+		m->ports.cursor = 23;
+		break;
 	default:
 		FUZZ_CHECK(!"not a request type");
 	}
@@ -361,6 +364,8 @@ static void build_reply(struct cmp_msg *m, enum cmp_type type)
 			e->owner_pid = 4242;
 			e->owner_uid = 1000;
 			e->backlog = i ? 0 : 16;
+			e->credits_in_use = i ? 0 : 16;
+			e->held_reqs = i ? 0 : 3;
 			gid(e->remote_gid, (uint8_t)i);
 		}
 		break;
@@ -371,6 +376,39 @@ static void build_reply(struct cmp_msg *m, enum cmp_type type)
 
 			snprintf(c->name, sizeof(c->name), "counter_%u", i);
 			c->value = UINT64_C(1) << (i * 16);
+		}
+		break;
+	case CMP_TYPE_PORTS_REPLY:
+		/* An IB port with one GID, a RoCE port with more than fit. */
+		m->ports_reply.count = 2;
+		m->ports_reply.next_cursor = 2;
+		for (unsigned int i = 0; i < 2; i++) {
+			struct cmp_port_entry *e = &m->ports_reply.entries[i];
+
+			strcpy(e->dev_name, i ? "rxe0" : "mlx5_0");
+			e->node_guid = UINT64_C(0x0002c90300a1b2c3);
+			e->port_guid = UINT64_C(0x0002c90300a1b2c4) + i;
+			e->port_index = (uint16_t)i;
+			e->port_num = (uint8_t)(i + 1);
+			e->up = 1;
+			e->state = CMP_PORT_STATE_ACTIVE;
+			e->link_layer =
+				i ? CMP_LINK_LAYER_ROCE : CMP_LINK_LAYER_IB;
+			e->active_mtu = i ? CM_MTU_1024 : CM_MTU_4096;
+			e->lid = i ? 0 : 0x11;
+			e->lmc = i ? 0 : 1;
+			e->sm_lid = i ? 0 : 1;
+			e->sm_sl = i ? 0 : 2;
+			e->n_gids = i ? 6 : 1;
+			for (unsigned int g = 0; g < (i ? CMP_PORT_GIDS : 1u);
+			     g++) {
+				e->gids[g].index = (uint16_t)g;
+				e->gids[g].type =
+					i ? (g & 1 ? CMP_GID_TYPE_ROCE_V2 :
+						     CMP_GID_TYPE_ROCE_V1) :
+					    CMP_GID_TYPE_IB;
+				gid(e->gids[g].gid, (uint8_t)(g + 1));
+			}
 		}
 		break;
 	default:
@@ -517,6 +555,8 @@ void fuzz_write_seeds(void)
 	cmp_msg_init(&m, CMP_TYPE_LIST_REPLY, seq++);
 	m.reply.status = -EPERM;
 	emit(&m, "rep-", "list", "-fail");
+	cmp_msg_init(&m, CMP_TYPE_PORTS_REPLY, seq++);
+	emit(&m, "rep-", "ports", "-empty");
 	cmp_msg_init(&m, CMP_TYPE_HELLO_REPLY, seq++);
 	build_reply(&m, CMP_TYPE_HELLO_REPLY);
 	m.hello_reply.status = -EPROTONOSUPPORT;

@@ -220,6 +220,32 @@ static void build_id_info(struct cmp_id_info *i)
 	fill_path(&i->alt_path, 21);
 }
 
+/* Port i: an IB port with one GID, or a RoCE port with a full table. */
+static void build_port(struct cmp_port_entry *e, uint32_t i)
+{
+	snprintf(e->dev_name, sizeof(e->dev_name), "%s", i ? "rxe0" : "mlx5_0");
+	e->node_guid = 0x0002c90300a1b2c3ULL + i;
+	e->port_guid = 0x0002c90300a1b2c4ULL + i;
+	e->port_index = (uint16_t)(7 + i);
+	e->port_num = (uint8_t)(1 + i);
+	e->up = 1;
+	e->state = i ? CMP_PORT_STATE_ACTIVE : CMP_PORT_STATE_ARMED;
+	e->link_layer = i ? CMP_LINK_LAYER_ROCE : CMP_LINK_LAYER_IB;
+	e->active_mtu = i ? CM_MTU_1024 : CM_MTU_4096;
+	e->lid = i ? 0 : 0x0012;
+	e->lmc = i ? 0 : 2;
+	e->sm_lid = i ? 0 : 0x0001;
+	e->sm_sl = i ? 0 : 5;
+	e->n_gids = i ? 9 : 1;
+	for (uint32_t g = 0; g < (i ? CMP_PORT_GIDS : 1u); g++) {
+		e->gids[g].index = (uint16_t)(g * 2);
+		e->gids[g].type = i ? (g & 1 ? CMP_GID_TYPE_ROCE_V2 :
+					       CMP_GID_TYPE_ROCE_V1) :
+				      CMP_GID_TYPE_IB;
+		fill_bytes(e->gids[g].gid, CM_GID_SIZE, (uint8_t)(0x40 + g));
+	}
+}
+
 /* A valid message of the example's type, every field given a value. */
 static void build(struct cmp_msg *m, struct example ex)
 {
@@ -403,6 +429,7 @@ static void build(struct cmp_msg *m, struct example ex)
 			e->owner_uid = 1000;
 			e->backlog = i ? 0 : 64;
 			e->credits_in_use = i ? 0 : 2;
+			e->held_reqs = i ? 0 : 5;
 			fill_bytes(e->remote_gid, CM_GID_SIZE, (uint8_t)i);
 		}
 		break;
@@ -421,6 +448,15 @@ static void build(struct cmp_msg *m, struct example ex)
 			snprintf(c->name, sizeof(c->name), "counter_%u", i);
 			c->value = 0x100000000ULL * i + 7;
 		}
+		break;
+	case CMP_TYPE_PORTS:
+		m->ports.cursor = 0x7777;
+		break;
+	case CMP_TYPE_PORTS_REPLY:
+		m->ports_reply.count = 2;
+		m->ports_reply.next_cursor = 0x8888;
+		for (uint32_t i = 0; i < 2; i++)
+			build_port(&m->ports_reply.entries[i], i);
 		break;
 	case CMP_TYPE_EVENT:
 	case CMP_TYPE_DESTROY_ID_REPLY:
@@ -591,6 +627,57 @@ static void test_hello_golden(void **state)
 	assert_string_equal(d.hello.name, "app");
 }
 
+static void test_ports_golden(void **state)
+{
+	/* PORTS from cursor 0x1122, seq 3; then where a reply's fields lie. */
+	/* clang-format off */
+	static const uint8_t golden[] = {
+		0x01, 0x00,             /* version 1 */
+		0x15, 0x00,             /* type PORTS */
+		0x18, 0x00, 0x00, 0x00, /* length 24 */
+		0x03, 0x00, 0x00, 0x00, /* seq */
+		0x00, 0x00, 0x00, 0x00, /* reserved */
+		0x22, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* cursor */
+	};
+	/* clang-format on */
+	uint8_t buf[CMP_MSG_MAX];
+	const uint8_t *e = buf + 32; /* header, status, count, next_cursor */
+	struct cmp_msg m, d;
+
+	(void)state;
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		skip();
+	cmp_msg_init(&m, CMP_TYPE_PORTS, 3);
+	m.ports.cursor = 0x1122;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), sizeof(golden));
+	assert_memory_equal(buf, golden, sizeof(golden));
+	assert_int_equal(cmp_decode(golden, sizeof(golden), &d, NULL), 0);
+	assert_true(d.ports.cursor == 0x1122);
+
+	cmp_msg_init(&m, CMP_TYPE_PORTS_REPLY, 3);
+	m.ports_reply.count = 1;
+	build_port(&m.ports_reply.entries[0], 1);
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), 16 + 16 + 176);
+	assert_int_equal(buf[2], 0x95); /* PORTS_REPLY */
+	assert_int_equal(buf[20], 1); /* count */
+	assert_memory_equal(e, "rxe0\0", 5); /* dev_name */
+	assert_int_equal(e[64], 0xc4); /* node_guid, low byte first */
+	assert_int_equal(e[72], 0xc5); /* port_guid */
+	assert_int_equal(e[80], 8); /* port_index */
+	assert_int_equal(e[86], 9); /* n_gids */
+	assert_int_equal(e[88], 2); /* port_num */
+	assert_int_equal(e[89], 1); /* up */
+	assert_int_equal(e[90], CMP_PORT_STATE_ACTIVE);
+	assert_int_equal(e[91], CMP_LINK_LAYER_ROCE);
+	assert_int_equal(e[92], CM_MTU_1024);
+	assert_int_equal(e[96], 0); /* gids[0].index */
+	assert_int_equal(e[98], CMP_GID_TYPE_ROCE_V1); /* gids[0].type */
+	assert_int_equal(e[100], 0x40); /* gids[0].gid */
+	assert_int_equal(e[96 + 3 * 20], 6); /* gids[3].index */
+	assert_int_equal(e[96 + 3 * 20 + 2], CMP_GID_TYPE_ROCE_V2);
+	assert_int_equal(e[175], 0x43 + 15); /* last byte of gids[3].gid */
+}
+
 /* Field checks beyond the whole-struct comparison, for the big bodies. */
 static void assert_fields(const struct cmp_msg *a, const struct cmp_msg *b)
 {
@@ -633,7 +720,25 @@ static void assert_fields(const struct cmp_msg *a, const struct cmp_msg *b)
 		assert_int_equal(a->list_reply.count, 3);
 		assert_int_equal(b->list_reply.entries[2].id, 102);
 		assert_int_equal(b->list_reply.entries[0].backlog, 64);
+		assert_int_equal(b->list_reply.entries[0].held_reqs, 5);
 		assert_true(b->list_reply.next_cursor == 0x6666);
+	} else if (a->hdr.type == CMP_TYPE_PORTS_REPLY) {
+		const struct cmp_port_entry *e = &b->ports_reply.entries[1];
+
+		assert_int_equal(b->ports_reply.count, 2);
+		assert_true(b->ports_reply.next_cursor == 0x8888);
+		assert_string_equal(b->ports_reply.entries[0].dev_name,
+				    "mlx5_0");
+		assert_int_equal(b->ports_reply.entries[0].lid, 0x12);
+		assert_string_equal(e->dev_name, "rxe0");
+		assert_int_equal(e->port_num, 2);
+		assert_int_equal(e->port_index, 8);
+		assert_int_equal(e->link_layer, CMP_LINK_LAYER_ROCE);
+		assert_int_equal(e->n_gids, 9);
+		assert_int_equal(e->gids[3].index, 6);
+		assert_int_equal(e->gids[3].type, CMP_GID_TYPE_ROCE_V2);
+		assert_int_equal(e->gids[3].gid[0], 0x43);
+		assert_true(e->port_guid == 0x0002c90300a1b2c5ULL);
 	} else if (a->hdr.type == CMP_TYPE_COUNTERS_REPLY) {
 		assert_int_equal(b->counters_reply.count, 5);
 		assert_string_equal(b->counters_reply.entries[4].name,
@@ -786,6 +891,23 @@ static void test_roundtrip_variants(void **state)
 	cmp_msg_init(&m, CMP_TYPE_LIST_REPLY, 8);
 	roundtrip(&m);
 	assert_int_equal(m.hdr.length, 16 + 16);
+
+	/* No ports (the daemon lost its transport), and a port with no GIDs
+	 * that is down, gone, and of unknown MTU. */
+	cmp_msg_init(&m, CMP_TYPE_PORTS_REPLY, 9);
+	roundtrip(&m);
+	assert_int_equal(m.hdr.length, 16 + 16);
+	build(&m, (struct example){ .type = CMP_TYPE_PORTS_REPLY });
+	memset(m.ports_reply.entries[0].gids, 0,
+	       sizeof(m.ports_reply.entries[0].gids));
+	m.ports_reply.entries[0].n_gids = 0;
+	m.ports_reply.entries[0].up = 0;
+	m.ports_reply.entries[0].state = CMP_PORT_STATE_DOWN;
+	m.ports_reply.entries[0].active_mtu = 0;
+	roundtrip(&m);
+	/* Exactly CMP_PORT_GIDS GIDs: every slot used. */
+	m.ports_reply.entries[1].n_gids = CMP_PORT_GIDS;
+	roundtrip(&m);
 }
 
 /* The largest batches fit in CMP_MSG_MAX exactly as promised. */
@@ -803,7 +925,7 @@ static void test_full_batches(void **state)
 		m.list_reply.entries[i].qp_type = CMP_QP_TYPE_UD;
 	}
 	n = cmp_encode(&m, buf, sizeof(buf));
-	assert_int_equal(n, 16 + 16 + 64 * CMP_LIST_BATCH_MAX);
+	assert_int_equal(n, 16 + 16 + 72 * CMP_LIST_BATCH_MAX);
 	assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
 	assert_int_equal(d.list_reply.entries[CMP_LIST_BATCH_MAX - 1].id,
 			 CMP_LIST_BATCH_MAX);
@@ -818,6 +940,20 @@ static void test_full_batches(void **state)
 	assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
 
 	m.counters_reply.count = CMP_COUNTERS_BATCH_MAX + 1;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), -EINVAL);
+
+	cmp_msg_init(&m, CMP_TYPE_PORTS_REPLY, 1);
+	m.ports_reply.count = CMP_PORTS_BATCH_MAX;
+	for (unsigned int i = 0; i < CMP_PORTS_BATCH_MAX; i++)
+		build_port(&m.ports_reply.entries[i], i & 1);
+	n = cmp_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, 16 + 16 + 176 * CMP_PORTS_BATCH_MAX);
+	assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
+	assert_string_equal(
+		d.ports_reply.entries[CMP_PORTS_BATCH_MAX - 1].dev_name,
+		"mlx5_0");
+
+	m.ports_reply.count = CMP_PORTS_BATCH_MAX + 1;
 	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), -EINVAL);
 }
 
@@ -902,9 +1038,27 @@ static void test_malformed_framing(void **state)
 	/* A LIST_REPLY whose length does not match its count. */
 	build(&m, (struct example){ .type = CMP_TYPE_LIST_REPLY });
 	n = encode_ok(&m, buf);
-	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n - 64;
-	assert_int_equal(decode_exact(buf, n - 64, &d, &why), -EBADMSG);
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n - 72;
+	assert_int_equal(decode_exact(buf, n - 72, &d, &why), -EBADMSG);
 	assert_string_equal(why, "body length wrong for its type");
+
+	/* A PORTS_REPLY one entry short of its count, and one byte long. */
+	build(&m, (struct example){ .type = CMP_TYPE_PORTS_REPLY });
+	n = encode_ok(&m, buf);
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n - 176;
+	assert_int_equal(decode_exact(buf, n - 176, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body length wrong for its type");
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n + 1;
+	buf[n] = 0;
+	assert_int_equal(decode_exact(buf, n + 1, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body length wrong for its type");
+
+	/* A PORTS request with a short cursor. */
+	build(&m, (struct example){ .type = CMP_TYPE_PORTS });
+	n = encode_ok(&m, buf);
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n - 4;
+	assert_int_equal(decode_exact(buf, n - 4, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body shorter than its type needs");
 
 	/* An EVENT whose length is not its event type's. */
 	build(&m, (struct example){ .type = CMP_TYPE_EVENT,
@@ -933,7 +1087,11 @@ static void test_malformed_header(void **state)
 	       m->hdr.version = 0, EPROTO,
 	       "HELLO not sent with CMP_VERSION_HELLO");
 	BAD(CMP_TYPE_DESTROY_ID, m->hdr.type = 0, "message type unknown");
-	BAD(CMP_TYPE_DESTROY_ID, m->hdr.type = 0x15, "message type unknown");
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.type = CMP_TYPE_REQUEST_MAX + 1,
+	    "message type unknown");
+	BAD(CMP_TYPE_DESTROY_ID,
+	    m->hdr.type = CMP_REPLY_BIT | (CMP_TYPE_REQUEST_MAX + 1),
+	    "message type unknown");
 	BAD(CMP_TYPE_DESTROY_ID, m->hdr.type = 0x7fff, "message type unknown");
 	BAD(CMP_TYPE_DESTROY_ID, m->hdr.rsvd0 = 1,
 	    "header reserved bytes not zero");
@@ -1292,6 +1450,60 @@ static void test_malformed_replies(void **state)
 	    "LIST_REPLY entry QP type out of range");
 	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[0].rsvd0 = 1,
 	    "LIST_REPLY entry reserved bytes not zero");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[2].rsvd1 = 1,
+	    "LIST_REPLY entry reserved bytes not zero");
+
+	BAD(CMP_TYPE_PORTS_REPLY, m->reply.status = -EIO,
+	    "reply body not zero after a failure");
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    m->ports_reply.count = CMP_PORTS_BATCH_MAX + 1,
+	    "PORTS_REPLY count over the batch maximum");
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    memset(m->ports_reply.entries[1].dev_name, 'x', CMP_DEV_NAME_SIZE),
+	    "PORTS_REPLY entry device name not NUL-terminated");
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    m->ports_reply.entries[1].dev_name[CMP_DEV_NAME_SIZE - 1] = 'x',
+	    "PORTS_REPLY entry device name not zero after its NUL");
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    memset(m->ports_reply.entries[0].dev_name, 0, CMP_DEV_NAME_SIZE),
+	    "PORTS_REPLY entry device name empty");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[1].port_num = 0,
+	    "PORTS_REPLY entry port number zero");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[1].up = 2,
+	    "PORTS_REPLY entry up flag not 0 or 1");
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    m->ports_reply.entries[0].state = CMP_PORT_STATE_MAX + 1,
+	    "PORTS_REPLY entry port state out of range");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[0].link_layer = 0,
+	    "PORTS_REPLY entry link layer out of range");
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    m->ports_reply.entries[0].link_layer = CMP_LINK_LAYER_MAX + 1,
+	    "PORTS_REPLY entry link layer out of range");
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    m->ports_reply.entries[1].active_mtu = CM_MTU_4096 + 1,
+	    "PORTS_REPLY entry active MTU out of range");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[0].lmc = 8,
+	    "PORTS_REPLY entry LMC out of range");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[0].sm_sl = 16,
+	    "PORTS_REPLY entry SM SL out of range");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[1].rsvd0 = 1,
+	    "PORTS_REPLY entry reserved bytes not zero");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[1].gids[2].type = 0,
+	    "PORTS_REPLY entry GID type out of range");
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    m->ports_reply.entries[1].gids[3].type = CMP_GID_TYPE_MAX + 1,
+	    "PORTS_REPLY entry GID type out of range");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[1].gids[0].rsvd0 = 1,
+	    "PORTS_REPLY entry GID reserved bytes not zero");
+	/* Slots beyond n_gids are zero, every byte of them. */
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[0].gids[1].gid[15] = 1,
+	    "PORTS_REPLY entry GID slot beyond n_gids not zero");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[0].gids[3].index = 1,
+	    "PORTS_REPLY entry GID slot beyond n_gids not zero");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[1].n_gids = 2,
+	    "PORTS_REPLY entry GID slot beyond n_gids not zero");
+	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[0].n_gids = 0,
+	    "PORTS_REPLY entry GID slot beyond n_gids not zero");
 
 	BAD(CMP_TYPE_COUNTERS_REPLY,
 	    m->counters_reply.count = CMP_COUNTERS_BATCH_MAX + 1,
@@ -1615,6 +1827,9 @@ static void test_names(void **state)
 	assert_string_equal(cmp_type_name(CMP_TYPE_NOTIFY_ESTABLISHED),
 			    "NOTIFY_ESTABLISHED");
 	assert_string_equal(cmp_type_name(CMP_TYPE_EVENT), "EVENT");
+	assert_string_equal(cmp_type_name(CMP_TYPE_PORTS), "PORTS");
+	assert_int_equal(CMP_TYPE_PORTS, CMP_TYPE_REQUEST_MAX);
+	assert_false(cmp_type_is_request(CMP_TYPE_REQUEST_MAX + 1));
 	assert_string_equal(cmp_type_name((enum cmp_type)0x7f), "unknown");
 	for (unsigned int e = CMP_EVENT_REQ_RECEIVED; e <= CMP_EVENT_MAX; e++) {
 		assert_string_not_equal(cmp_event_name((enum cmp_event_type)e),
@@ -1661,6 +1876,7 @@ int main(void)
 		cmocka_unit_test(test_header_golden),
 		cmocka_unit_test(test_event_golden),
 		cmocka_unit_test(test_hello_golden),
+		cmocka_unit_test(test_ports_golden),
 		cmocka_unit_test(test_roundtrip_all),
 		cmocka_unit_test(test_roundtrip_failed_replies),
 		cmocka_unit_test(test_roundtrip_variants),
