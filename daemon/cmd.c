@@ -4,12 +4,15 @@
  * out through the transport, the engine's one deadline as one ev_timer,
  * port events, and the client server. The only place that reads the clock.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
+#include "capture.h"
 #include "cmd.h"
 #include "log.h"
 
@@ -25,6 +28,33 @@ uint64_t cmd_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Operations: a REJ is the one CM message that says something went wrong,
+ * so each one sent or received is logged at notice with its reason (IBTA
+ * Table 109), whatever the engine's state change logs at debug. A REJ we
+ * send with reason 1 (timeout) means our retries ran out, or an app gave
+ * up on a REQ it had sent; reason 10 is a stale connection.
+ */
+static void cmd_log_rej(const char *dir, uint16_t port,
+			const struct eng_addr *peer, const struct cm_msg *msg)
+{
+	char gid[INET6_ADDRSTRLEN], where[64];
+
+	if (peer->grh && inet_ntop(AF_INET6, peer->gid, gid, sizeof(gid)))
+		snprintf(where, sizeof(where), "GID %s", gid);
+	else
+		snprintf(where, sizeof(where), "LID %u", peer->lid);
+	log_notice("port %u: REJ %s %s: comm %08x/%08x, reason %u (%s), "
+		   "rejects %s",
+		   port, dir, where, msg->rej.local_comm_id,
+		   msg->rej.remote_comm_id, msg->rej.reason,
+		   cm_rej_reason_str(msg->rej.reason),
+		   msg->rej.message_rejected == CM_MSG_REF_REQ	 ? "REQ" :
+		   msg->rej.message_rejected == CM_MSG_REF_REP	 ? "REP" :
+		   msg->rej.message_rejected == CM_MSG_REF_OTHER ? "other" :
+								   "?");
 }
 
 static int eng_send_cb(void *ctx, const struct eng_addr *to,
@@ -43,6 +73,11 @@ static int eng_send_cb(void *ctx, const struct eng_addr *to,
 		return rc;
 	}
 	cmd->counters.mad_tx++;
+	/* ops: capture and log what went out (see capture.h) */
+	capture_mad(cmd->cap, CAPTURE_TX, xport_port(cmd->xport, to->port), to,
+		    mad, CM_MAD_SIZE);
+	if (msg->type == CM_MSG_REJ)
+		cmd_log_rej("sent to", to->port, to, msg);
 	return 0;
 }
 
@@ -88,6 +123,10 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 		struct cm_fault f;
 
 		cmd->counters.mad_rx++;
+		/* ops: every MAD that arrived, malformed ones too */
+		capture_mad(cmd->cap, CAPTURE_RX,
+			    xport_port(cmd->xport, rx[i].port), &rx[i].from,
+			    rx[i].mad, CM_MAD_SIZE);
 		if (cm_mad_decode(rx[i].mad, CM_MAD_SIZE, 0, &msg, &f)) {
 			int type = cm_msg_type_from_attr(
 				(uint16_t)(rx[i].mad[16] << 8 | rx[i].mad[17]));
@@ -104,6 +143,8 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 		}
 		if (f.code == CM_FAULT_RESERVED)
 			cmd->counters.mad_reserved_set++;
+		if (msg.type == CM_MSG_REJ)
+			cmd_log_rej("from", rx[i].port, &rx[i].from, &msg);
 		eng_recv(cmd->eng, rx[i].port, &rx[i].from, &msg, now);
 	}
 }
@@ -114,8 +155,12 @@ static void port_event_cb(void *ctx, const struct xport_event *ev)
 	const struct xport_port *p = ev->port;
 
 	cmd->counters.port_events++;
-	log_info("%s port %u: %s", p ? p->dev : "?", p ? p->port_num : 0,
-		 xport_event_name(ev->type));
+	log_msg(ev->type == XPORT_EV_PORT_DOWN ||
+				ev->type == XPORT_EV_DEVICE_REMOVED ?
+			LOG_LVL_NOTICE :
+			LOG_LVL_INFO,
+		"%s port %u: %s", p ? p->dev : "?", p ? p->port_num : 0,
+		xport_event_name(ev->type));
 	switch (ev->type) {
 	case XPORT_EV_PORT_DOWN:
 		api_port_down(cmd, ev->index, false);
@@ -131,6 +176,43 @@ static void port_event_cb(void *ctx, const struct xport_event *ev)
 		 * resolved per connect, so nothing else is cached. */
 		break;
 	}
+}
+
+/*
+ * ops: the engine's failures that no REJ shows (our DREQ or LAP
+ * unanswered) and the timeouts of our own handshakes, logged at notice
+ * as they reach their owner; then the client API as usual.
+ */
+static void eng_deliver_cb(void *ctx, const struct eng_event *ev)
+{
+	switch (ev->type) {
+	case ENG_EV_REQ_ERROR:
+	case ENG_EV_REP_ERROR:
+	case ENG_EV_DREQ_ERROR:
+	case ENG_EV_LAP_ERROR:
+	case ENG_EV_SIDR_REQ_ERROR:
+	case ENG_EV_PORT_ERROR:
+		log_notice("id %u: %s: %s%s", ev->id, eng_event_name(ev->type),
+			   strerror(-ev->status),
+			   ev->status == -ETIMEDOUT ? " (retries exhausted)" :
+			   ev->status == -ESTALE    ? " (stale connection)" :
+						      "");
+		break;
+	case ENG_EV_REQ_RECEIVED:
+	case ENG_EV_REP_RECEIVED:
+	case ENG_EV_RTU_RECEIVED:
+	case ENG_EV_REJ_RECEIVED:
+	case ENG_EV_DREQ_RECEIVED:
+	case ENG_EV_DREP_RECEIVED:
+	case ENG_EV_TIMEWAIT_EXIT:
+	case ENG_EV_LAP_RECEIVED:
+	case ENG_EV_APR_RECEIVED:
+	case ENG_EV_SIDR_REQ_RECEIVED:
+	case ENG_EV_SIDR_REP_RECEIVED:
+	case ENG_EV__COUNT:
+		break;
+	}
+	api_deliver(ctx, ev);
 }
 
 static void port_io_cb(struct ev_loop *loop, ev_io *w, int revents)
@@ -172,7 +254,7 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 {
 	static const struct eng_ops ops = {
 		.send = eng_send_cb,
-		.deliver = api_deliver,
+		.deliver = eng_deliver_cb,
 		.random = eng_random_cb,
 	};
 	const struct srv_hooks hooks = {
@@ -186,6 +268,7 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 		.max_ids = cfg->max_ids,
 		.max_queued = cfg->max_queued,
 	};
+	bool has_ib = false, has_roce = false;
 	int rc;
 
 	memset(cmd, 0, sizeof(*cmd));
@@ -203,6 +286,14 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 
 		eng_port_set(cmd->eng, p->index, p->node_guid,
 			     p->link == XPORT_LINK_ROCE);
+		has_ib |= p->link == XPORT_LINK_IB;
+		has_roce |= p->link == XPORT_LINK_ROCE;
+	}
+	/* ops: capture failures are logged and counted, never fatal */
+	if (cfg->pcap_path) {
+		cmd->cap = capture_new(loop, cfg->pcap_path, has_ib, has_roce);
+		if (!cmd->cap)
+			log_err("capture: %s: out of memory", cfg->pcap_path);
 	}
 	cmd->srv = srv_new(loop, &scfg, &hooks, cmd);
 	if (!cmd->srv) {
@@ -248,5 +339,6 @@ void cmd_fini(struct cmd *cmd)
 		free(ac);
 	hmap_free(&cmd->clients);
 	eng_free(cmd->eng);
+	capture_free(cmd->cap); /* after the tails above went out */
 	xport_close(cmd->xport);
 }

@@ -32,7 +32,10 @@ struct cmd_config {
 	unsigned int max_clients;
 	unsigned int max_ids; /* per client */
 	unsigned int max_queued; /* messages queued per client */
+	const char *pcap_path; /* --pcap: capture CM MADs here, or NULL */
 };
+
+struct capture;
 
 /* One id as the client API sees it (the engine keeps the protocol). */
 struct api_id {
@@ -76,6 +79,7 @@ struct cmd {
 	struct hmap ids; /* id -> struct api_id */
 	struct hmap clients; /* client serial -> struct api_client */
 	struct cmd_counters counters;
+	struct capture *cap; /* --pcap (capture.h), or NULL */
 	uint32_t rnd[64];
 	unsigned int nrnd;
 };

@@ -11,6 +11,7 @@
 enum log_level {
 	LOG_LVL_ERR,
 	LOG_LVL_WARN,
+	LOG_LVL_NOTICE, /* abnormal but expected: REJs, timeouts, port down */
 	LOG_LVL_INFO,
 	LOG_LVL_DEBUG,
 };
@@ -29,6 +30,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 #define log_err(...) log_msg(LOG_LVL_ERR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)
+#define log_notice(...) log_msg(LOG_LVL_NOTICE, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
 

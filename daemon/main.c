@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -26,6 +27,15 @@ struct opts {
 	struct xport_port_sel sel[CMD_MAX_SEL];
 	char strings[8][PATH_MAX]; /* storage for paths from a config file */
 	unsigned int nstrings;
+	/*
+	 * SIGHUP (see reload_cb): the config file to read again, the level
+	 * the command line gave (-1: none; it wins over any file, at start
+	 * and on reload) and what the file said on the last reading.
+	 */
+	const char *config_path;
+	int cmdline_level;
+	bool file_level_set;
+	enum log_level file_level;
 };
 
 static void usage(FILE *f)
@@ -47,7 +57,8 @@ static void usage(FILE *f)
 		"(default 1)\n"
 		"      --sim-roce           sim: ports are RoCE (GRH, no "
 		"LIDs)\n"
-		"  -l, --log-level LEVEL    err, warn, info (default), debug\n"
+		"  -l, --log-level LEVEL    err, warn, notice, info (default), "
+		"debug\n"
 		"      --max-held N         REQs held per listener beyond its "
 		"backlog (default 64)\n"
 		"      --mra-timeout N      service timeout exponent of our "
@@ -58,17 +69,21 @@ static void usage(FILE *f)
 		"when a client gives 0 (default 20)\n"
 		"      --max-cm-retries N   when a client gives 0 (default "
 		"15)\n"
-		"      --cm-response-timeout N  CM response timeout exponent "
-		"for clients that give 0 (default 20)\n"
-		"      --max-cm-retries N   for clients that give 0 (default "
-		"15)\n"
 		"      --max-clients N      (default 1024)\n"
 		"      --max-ids N          ids per client (default 65536)\n"
 		"      --max-queued N       messages queued per client "
 		"(default 65536)\n"
+		"      --pcap FILE          capture CM MADs to FILE (pcap; IB "
+		"ports to FILE.ib\n"
+		"                           when RoCE ports share the "
+		"capture)\n"
 		"  -h, --help               this text\n"
 		"  -V, --version            the version\n",
 		CMD_DEFAULT_SOCKET);
+	fprintf(f,
+		"\nWithout --config, %s is read first when it exists.\n"
+		"SIGHUP re-reads the config file's log-level.\n",
+		CMD_DEFAULT_CONFIG);
 }
 
 enum {
@@ -84,6 +99,7 @@ enum {
 	OPT_MAX_CLIENTS,
 	OPT_MAX_IDS,
 	OPT_MAX_QUEUED,
+	OPT_PCAP,
 };
 
 static const struct option long_opts[] = {
@@ -103,6 +119,7 @@ static const struct option long_opts[] = {
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 	{ "max-ids", required_argument, NULL, OPT_MAX_IDS },
 	{ "max-queued", required_argument, NULL, OPT_MAX_QUEUED },
+	{ "pcap", required_argument, NULL, OPT_PCAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -131,7 +148,25 @@ static const char *keep(struct opts *o, const char *s)
 	return o->strings[o->nstrings++];
 }
 
-static int config_file(struct opts *o, const char *path);
+static int config_file(struct opts *o, const char *path, bool reload);
+
+static const char *const level_names[] = {
+	[LOG_LVL_ERR] = "err",	     [LOG_LVL_WARN] = "warn",
+	[LOG_LVL_NOTICE] = "notice", [LOG_LVL_INFO] = "info",
+	[LOG_LVL_DEBUG] = "debug",
+};
+
+static int level_parse(const char *arg, enum log_level *out)
+{
+	for (unsigned int i = 0;
+	     i < sizeof(level_names) / sizeof(level_names[0]); i++)
+		if (!strcmp(arg, level_names[i])) {
+			*out = (enum log_level)i;
+			return 0;
+		}
+	fprintf(stderr, "cmd: unknown log level '%s'\n", arg);
+	return -EINVAL;
+}
 
 /* One option, from the command line or a config file line. */
 static int apply(struct opts *o, int opt, const char *name, const char *arg,
@@ -145,7 +180,8 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 		arg = keep(o, arg);
 	switch (opt) {
 	case 'c':
-		return config_file(o, arg);
+		o->config_path = arg;
+		return config_file(o, arg, false);
 	case 's':
 		c->socket_path = arg;
 		return 0;
@@ -180,20 +216,20 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 	case OPT_SIM_ROCE:
 		c->xport.sim_roce = true;
 		return 0;
-	case 'l':
-		if (!strcmp(arg, "err"))
-			log_set_level(LOG_LVL_ERR);
-		else if (!strcmp(arg, "warn"))
-			log_set_level(LOG_LVL_WARN);
-		else if (!strcmp(arg, "info"))
-			log_set_level(LOG_LVL_INFO);
-		else if (!strcmp(arg, "debug"))
-			log_set_level(LOG_LVL_DEBUG);
-		else {
-			fprintf(stderr, "cmd: unknown log level '%s'\n", arg);
+	case 'l': {
+		enum log_level lvl;
+
+		if (level_parse(arg, &lvl))
 			return -EINVAL;
+		if (from_file) {
+			o->file_level = lvl;
+			o->file_level_set = true;
+		} else {
+			o->cmdline_level = (int)lvl;
 		}
+		log_set_level(lvl);
 		return 0;
+	}
 	case OPT_MAX_HELD:
 		if (number(name, arg, 1u << 20, &v))
 			return -EINVAL;
@@ -234,12 +270,19 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 			return -EINVAL;
 		c->max_queued = (unsigned int)v;
 		return 0;
+	case OPT_PCAP:
+		c->pcap_path = arg;
+		return 0;
 	}
 	return -EINVAL;
 }
 
-/* "key = value" lines; '#' starts a comment; keys are the long options. */
-static int config_file(struct opts *o, const char *path)
+/*
+ * "key = value" lines; '#' starts a comment; keys are the long options.
+ * 'reload' (SIGHUP): check every line as usual but take only log-level
+ * from it, into o->file_level; nothing else changes in a running daemon.
+ */
+static int config_file(struct opts *o, const char *path, bool reload)
 {
 	FILE *f = fopen(path, "r");
 	char line[PATH_MAX + 64];
@@ -282,7 +325,14 @@ static int config_file(struct opts *o, const char *path)
 			rc = -EINVAL;
 			break;
 		}
-		rc = apply(o, opt->val, key, val, true);
+		if (reload) {
+			if (opt->val == 'l') {
+				rc = level_parse(val, &o->file_level);
+				o->file_level_set = !rc;
+			}
+		} else {
+			rc = apply(o, opt->val, key, val, true);
+		}
 		if (rc)
 			fprintf(stderr, "cmd: %s:%u: bad value for %s\n", path,
 				lineno, key);
@@ -305,12 +355,11 @@ static int inherited_socket(void)
 	return 3;
 }
 
-/* sd_notify(3) READY=1, without linking libsystemd. */
-static void notify_ready(void)
+/* sd_notify(3), without linking libsystemd. */
+static void notify(const char *msg)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	static const char msg[] = "READY=1";
 	socklen_t len;
 	int fd;
 
@@ -325,8 +374,7 @@ static void notify_ready(void)
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
-	if (sendto(fd, msg, sizeof(msg) - 1, 0, (struct sockaddr *)&sun, len) <
-	    0)
+	if (sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sun, len) < 0)
 		log_warn("sd_notify: %s", strerror(errno));
 	close(fd);
 }
@@ -334,13 +382,67 @@ static void notify_ready(void)
 static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	log_info("signal %d: shutting down", w->signum);
+	notify("STOPPING=1");
 	ev_break(loop, EVBREAK_ALL);
+}
+
+/*
+ * SIGHUP: read the config file again and apply what is safe to change in
+ * a running daemon, which today is the log level (the command line's
+ * --log-level still wins; a file without log-level means info). Ports,
+ * the socket, limits, timeouts and the capture keep their start-up
+ * values: changing them needs a restart (docs/OPERATIONS.md). A file with
+ * errors changes nothing.
+ */
+static void reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct opts *o = w->data;
+	enum log_level lvl;
+
+	if (!o->config_path) {
+		log_notice("SIGHUP: no config file to re-read");
+		return;
+	}
+	notify("RELOADING=1");
+	o->file_level_set = false;
+	if (config_file(o, o->config_path, true)) {
+		log_warn("SIGHUP: %s has errors, nothing changed",
+			 o->config_path);
+	} else {
+		lvl = o->cmdline_level >= 0 ? (enum log_level)o->cmdline_level :
+		      o->file_level_set	    ? o->file_level :
+					      LOG_LVL_INFO;
+		log_set_level(lvl);
+		log_notice("SIGHUP: re-read %s: log level %s%s", o->config_path,
+			   level_names[lvl],
+			   o->cmdline_level >= 0 ? " (from the command line)" :
+						   "");
+	}
+	notify("READY=1");
+}
+
+/* Is there a -c/--config among the arguments? (a first, quiet pass) */
+static bool has_config_arg(int argc, char **argv)
+{
+	bool found = false;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "c:s:d:l:hV", long_opts, NULL)) !=
+	       -1)
+		found |= opt == 'c';
+	opterr = 1;
+	optind = 0; /* glibc: start over, re-initialised */
+	return found;
 }
 
 /* journald reads "<N>" syslog priority prefixes on stderr (sd-daemon(3)). */
 static void stderr_sink(void *ctx, enum log_level level, const char *line)
 {
-	static const int prio[] = { 3, 4, 6, 7 };
+	static const int prio[] = {
+		[LOG_LVL_ERR] = 3,  [LOG_LVL_WARN] = 4,	 [LOG_LVL_NOTICE] = 5,
+		[LOG_LVL_INFO] = 6, [LOG_LVL_DEBUG] = 7,
+	};
 
 	fprintf(stderr, "<%d>%s\n", prio[level], line);
 }
@@ -365,7 +467,8 @@ int main(int argc, char **argv)
 	static struct xport_open_report report;
 	static struct cmd cmd;
 	struct ev_loop *loop;
-	ev_signal sigint, sigterm;
+	ev_signal sigint, sigterm, sighup;
+	char status[128];
 	int opt, rc;
 
 	o.cfg.socket_path = CMD_DEFAULT_SOCKET;
@@ -382,6 +485,18 @@ int main(int argc, char **argv)
 	o.cfg.max_clients = 1024;
 	o.cfg.max_ids = 65536;
 	o.cfg.max_queued = 65536;
+	o.cmdline_level = -1;
+
+	/*
+	 * The default config file, when it exists and no --config is given,
+	 * is read before the command line so that options given there win.
+	 */
+	if (!has_config_arg(argc, argv) &&
+	    access(CMD_DEFAULT_CONFIG, F_OK) == 0) {
+		o.config_path = CMD_DEFAULT_CONFIG;
+		if (config_file(&o, CMD_DEFAULT_CONFIG, false))
+			return 2;
+	}
 
 	while ((opt = getopt_long(argc, argv, "c:s:d:l:hV", long_opts, NULL)) !=
 	       -1) {
@@ -399,6 +514,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (o.cmdline_level >= 0)
+		log_set_level((enum log_level)o.cmdline_level);
 	if (optind < argc) {
 		fprintf(stderr, "cmd: unexpected argument '%s'\n",
 			argv[optind]);
@@ -426,11 +543,22 @@ int main(int argc, char **argv)
 	ev_signal_init(&sigterm, stop_cb, SIGTERM);
 	ev_signal_start(loop, &sigint);
 	ev_signal_start(loop, &sigterm);
+	ev_signal_init(&sighup, reload_cb, SIGHUP);
+	sighup.data = &o;
+	ev_signal_start(loop, &sighup);
 	log_info("cmd %s: serving %u port(s) on %s", CMD_VERSION,
 		 xport_port_count(cmd.xport),
 		 o.cfg.listen_fd >= 0 ? "an inherited socket" :
 					o.cfg.socket_path);
-	notify_ready();
+	/*
+	 * READY only now: cmd_init has registered every configured port
+	 * that can be served (umad_register is synchronous in xport_open;
+	 * those that cannot were logged above) and bound or inherited the
+	 * client socket, so a client started after us can connect.
+	 */
+	snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %u port(s)",
+		 xport_port_count(cmd.xport));
+	notify(status);
 	ev_run(loop, 0);
 	cmd_fini(&cmd);
 	return 0;

@@ -1,0 +1,116 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# meson install into a temporary DESTDIR, then check that every file lands
+# where a packager expects it, that the units verify against the installed
+# tree, and that an application builds against the installed library with
+# `pkg-config --cflags --libs cmclient` and nothing else.
+#
+#   install.sh BUILD_DIR
+set -eu
+
+build=${1:?usage: install.sh BUILD_DIR}
+tmp=$(mktemp -d /tmp/cmd-install-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+dest="$tmp/dest"
+
+fail=0
+err() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+# --no-rebuild: the test runs after the build; --quiet keeps the log short.
+meson install -C "$build" --destdir "$dest" --no-rebuild --quiet \
+	>"$tmp/install.log" 2>&1 || {
+	cat "$tmp/install.log"
+	echo "FAIL: meson install"
+	exit 1
+}
+
+# The installation's directories, as meson configured them (absolute).
+# b_sanitize: an app linking a sanitized library must be built the same way.
+prefix='' sbindir='' bindir='' libdir='' includedir='' mandir='' sysconfdir=''
+sanitize=''
+eval "$(meson introspect --buildoptions "$build" | python3 -c '
+import json, os.path, shlex, sys
+o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
+for k in ("prefix", "sbindir", "bindir", "libdir", "includedir",
+          "mandir", "sysconfdir"):
+    print("%s=%s" % (k, shlex.quote(os.path.join(o["prefix"], o[k]))))
+san = o.get("b_sanitize", "none")
+san = ",".join(san) if isinstance(san, list) else san
+print("sanitize=%s" % shlex.quote("" if san == "none" else san))')"
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null ||
+	echo "$prefix/lib/systemd/system")
+
+for f in "$sbindir/cmd" "$bindir/cmctl" "$bindir/cmmad" \
+	"$libdir/libcmclient.so" "$libdir/libcmclient.so.0" \
+	"$includedir/cmclient.h" "$libdir/pkgconfig/cmclient.pc" \
+	"$unitdir/cmd.service" "$unitdir/cmd.socket" \
+	"$sysconfdir/cmd/cmd.conf" \
+	"$mandir/man8/cmd.8" "$mandir/man8/cmctl.8" "$mandir/man1/cmmad.1" \
+	"$mandir/man3/cmclient.3"; do
+	[ -e "$dest$f" ] || err "not installed: $f"
+done
+for f in "$sbindir/cmd" "$bindir/cmctl" "$bindir/cmmad"; do
+	[ -x "$dest$f" ] || err "not executable: $f"
+done
+grep -qx "ExecStart=$sbindir/cmd" "$dest$unitdir/cmd.service" ||
+	err "cmd.service does not start $sbindir/cmd"
+
+echo "--- installed files"
+(cd "$dest" && find . -type f -o -type l | sort)
+
+# The units, as installed. systemd-analyze verify wants ExecStart= to exist
+# on this machine and the Documentation= man pages to be found: point the
+# first at the build's daemon, the second at the installed pages.
+if command -v systemd-analyze >/dev/null 2>&1; then
+	mkdir "$tmp/units"
+	sed "s|^ExecStart=.*|ExecStart=$(cd "$build" && pwd)/daemon/cmd|" \
+		"$dest$unitdir/cmd.service" >"$tmp/units/cmd.service"
+	cp "$dest$unitdir/cmd.socket" "$tmp/units/"
+	if (cd "$tmp/units" && MANPATH="$dest$mandir" systemd-analyze verify \
+		cmd.socket cmd.service) >"$tmp/verify" 2>&1 &&
+		! [ -s "$tmp/verify" ]; then
+		echo "--- systemd-analyze verify cmd.socket cmd.service: clean"
+	else
+		cat "$tmp/verify"
+		err "systemd-analyze verify"
+	fi
+else
+	echo "--- systemd-analyze not installed: units not verified"
+fi
+
+# An application, built the way cmclient(3) says, against the tree.
+cat >"$tmp/app.c" <<'APP'
+#include <stdio.h>
+#include <cmclient.h>
+
+int main(void)
+{
+	struct cmc_channel *ch;
+	int rc = cmc_open("/nonexistent/cmd.sock", "install-test", &ch);
+
+	printf("cmc_open: %s\n", cmc_strerror(rc));
+	return rc == 0;
+}
+APP
+# The .pc file is relocated as a packager's staging tree would be: its
+# prefix moved into DESTDIR; libibverbs stays the system's.
+mkdir "$tmp/pc"
+sed "s|^prefix=.*|prefix=$dest$prefix|" "$dest$libdir/pkgconfig/cmclient.pc" \
+	>"$tmp/pc/cmclient.pc"
+export PKG_CONFIG_PATH="$tmp/pc"
+flags=$(pkg-config --cflags --libs cmclient) || err "pkg-config cmclient"
+echo "--- pkg-config --cflags --libs cmclient: $flags"
+# shellcheck disable=SC2086 # flags is a list of options
+if ${CC:-cc} -Wall -Werror ${sanitize:+-fsanitize=$sanitize} \
+	-o "$tmp/app" "$tmp/app.c" $flags; then
+	LD_LIBRARY_PATH="$dest$libdir" "$tmp/app" || err "the app did not run"
+else
+	err "the app does not build with pkg-config's flags"
+fi
+
+[ "$fail" = 0 ] && echo "PASS: install lands every file and an app builds"
+exit "$fail"
