@@ -172,6 +172,9 @@ struct cmc_id {
 	struct cmc_path lap_path; /* proposed by cmc_lap() or a LAP */
 	struct cmc_id_info info;
 	struct cmc_id *hnext;
+	/* Queued events naming it (as id or listen_id): purge skips the
+	 * queue walk when 0. */
+	unsigned int nq;
 };
 
 struct cmc_channel {
@@ -376,6 +379,9 @@ static void cmc_dequeue(struct cmc_channel *ch, struct cmc_ev_item *it)
 		ch->tail = it->prev;
 	it->prev = it->next = NULL;
 	it->queued = false;
+	it->ev.id->nq--;
+	if (it->ev.listen_id)
+		it->ev.listen_id->nq--;
 	ch->nqueued--;
 	cmc_queue_signal(ch);
 }
@@ -388,10 +394,11 @@ static void cmc_purge_id(struct cmc_channel *ch, struct cmc_id *id)
 {
 	struct cmc_ev_item *it, *next;
 
-	for (it = ch->head; it; it = next) {
+	for (it = ch->head; it && id->nq; it = next) {
 		next = it->next;
 		if (it->ev.listen_id == id) {
 			it->ev.listen_id = NULL;
+			id->nq--;
 			cmc_id_put(id);
 		}
 		if (it->ev.id == id) {
@@ -628,6 +635,9 @@ static int cmc_on_event(struct cmc_channel *ch)
 		ch->head = it;
 	ch->tail = it;
 	it->queued = true;
+	id->nq++;
+	if (lid)
+		lid->nq++;
 	ch->nqueued++;
 	cmc_queue_signal(ch);
 	return 0;
@@ -663,6 +673,15 @@ static int cmc_request(struct cmc_channel *ch)
 	ret = cmc_send(ch, deadline);
 	if (ret)
 		return ret;
+	/* The reply cannot be there yet: wait for it rather than try a
+	 * recv that fails with EAGAIN first. */
+	{
+		struct pollfd pfd = { .fd = ch->sock, .events = POLLIN };
+
+		while (poll(&pfd, 1, cmc_remaining(deadline)) < 0 &&
+		       errno == EINTR)
+			;
+	}
 	for (;;) {
 		ret = cmc_recv(ch, deadline);
 		if (ret == 0)

@@ -26,6 +26,7 @@
 /* Datagrams read per client per loop wake-up, so one client can't starve
  * the others or the fabric. */
 #define SRV_READ_BATCH 32
+#define SRV_MMSG_OUT 16
 
 struct srv_out {
 	STAILQ_ENTRY(srv_out) link;
@@ -51,6 +52,8 @@ struct srv_client {
 	struct srv_outq out;
 	struct srv_outq deferred;
 	LIST_ENTRY(srv_client) link;
+	bool dirty; /* on srv->dirty: flush before the loop sleeps */
+	LIST_ENTRY(srv_client) dirty_link;
 };
 
 struct srv {
@@ -60,6 +63,8 @@ struct srv {
 	void *ctx;
 	ev_io accept_io;
 	ev_check reap; /* frees clients marked doomed during the iteration */
+	ev_prepare flush; /* writes what the iteration queued, batched */
+	LIST_HEAD(, srv_client) dirty;
 	int fd;
 	bool unlink_path;
 	unsigned int nclients;
@@ -124,6 +129,8 @@ static void client_free(struct srv_client *c)
 	close(c->fd);
 	outq_free(&c->out);
 	outq_free(&c->deferred);
+	if (c->dirty)
+		LIST_REMOVE(c, dirty_link);
 	LIST_REMOVE(c, link);
 	srv->nclients--;
 	log_info("client %llu (%s, pid %d uid %u) gone",
@@ -141,10 +148,24 @@ static int client_flush(struct srv_client *c)
 	struct srv *srv = c->srv;
 	struct srv_out *o;
 
-	while ((o = STAILQ_FIRST(&c->out))) {
-		ssize_t n = send(c->fd, o->buf, o->len,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (!STAILQ_EMPTY(&c->out)) {
+		struct mmsghdr mm[SRV_MMSG_OUT];
+		struct iovec iov[SRV_MMSG_OUT];
+		int k = 0, n;
 
+		memset(mm, 0, sizeof(mm));
+		STAILQ_FOREACH(o, &c->out, link)
+		{
+			if (k == SRV_MMSG_OUT)
+				break;
+			iov[k].iov_base = o->buf;
+			iov[k].iov_len = o->len;
+			mm[k].msg_hdr.msg_iov = &iov[k];
+			mm[k].msg_hdr.msg_iovlen = 1;
+			k++;
+		}
+		n = sendmmsg(c->fd, mm, (unsigned int)k,
+			     MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -156,15 +177,27 @@ static int client_flush(struct srv_client *c)
 				  strerror(errno));
 			return -1;
 		}
-		STAILQ_REMOVE_HEAD(&c->out, link);
-		c->queued--;
-		free(o);
+		for (int i = 0; i < n; i++) {
+			o = STAILQ_FIRST(&c->out);
+			STAILQ_REMOVE_HEAD(&c->out, link);
+			c->queued--;
+			free(o);
+		}
+		if (n < k)
+			break;
 	}
-	/* Wait for room only while something waits to be written. */
-	ev_io_stop(srv->loop, &c->io);
-	ev_io_set(&c->io, c->fd,
-		  EV_READ | (STAILQ_EMPTY(&c->out) ? 0 : EV_WRITE));
-	ev_io_start(srv->loop, &c->io);
+	/* Wait for room only while something waits to be written; touch
+	 * the watcher only when that changes (each stop/start costs an
+	 * epoll_ctl, even with the same mask). */
+	{
+		int want = EV_READ | (STAILQ_EMPTY(&c->out) ? 0 : EV_WRITE);
+
+		if ((c->io.events & (EV_READ | EV_WRITE)) != want) {
+			ev_io_stop(srv->loop, &c->io);
+			ev_io_set(&c->io, c->fd, want);
+			ev_io_start(srv->loop, &c->io);
+		}
+	}
 	return 0;
 }
 
@@ -221,9 +254,27 @@ int srv_send(struct srv_client *c, const struct cmp_msg *msg)
 		return rc;
 	if (msg->hdr.type == CMP_TYPE_EVENT)
 		c->srv->counters.events_sent++;
-	if (!c->in_request && client_flush(c))
-		c->doomed = true;
+	if (!c->in_request && !c->dirty) {
+		/* Written before the loop sleeps, with whatever else this
+		 * iteration queues for the client: one sendmmsg, one
+		 * wake-up of the client. */
+		c->dirty = true;
+		LIST_INSERT_HEAD(&c->srv->dirty, c, dirty_link);
+	}
 	return 0;
+}
+
+static void flush_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct srv *srv = container_of(w, struct srv, flush);
+	struct srv_client *c;
+
+	while ((c = LIST_FIRST(&srv->dirty))) {
+		LIST_REMOVE(c, dirty_link);
+		c->dirty = false;
+		if (!c->doomed && client_flush(c))
+			c->doomed = true;
+	}
 }
 
 static void hello(struct srv_client *c, const struct cmp_msg *req,
@@ -327,40 +378,64 @@ static void client_malformed(struct srv_client *c, const uint8_t *buf,
 }
 
 /* Read a batch of datagrams. Returns -1 when the client is gone. */
+#define SRV_MMSG 8
+
+/*
+ * Read what the client sent, up to SRV_READ_BATCH messages, with one
+ * recvmmsg per SRV_MMSG: a short batch means the socket is empty, so no
+ * extra recvmsg that fails with EAGAIN.
+ */
 static int client_read(struct srv_client *c)
 {
-	static uint8_t buf[CMP_MSG_MAX + 1];
+	static uint8_t buf[SRV_MMSG][CMP_MSG_MAX + 1];
 	static struct cmp_msg msg;
+	static struct iovec iov[SRV_MMSG];
+	static struct mmsghdr mm[SRV_MMSG];
 
-	for (int i = 0; i < SRV_READ_BATCH && !c->doomed; i++) {
-		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
-		const char *why;
-		int rc;
+	for (int done = 0; done < SRV_READ_BATCH && !c->doomed;) {
+		int n;
 
+		for (int i = 0; i < SRV_MMSG; i++) {
+			iov[i].iov_base = buf[i];
+			iov[i].iov_len = sizeof(buf[i]);
+			memset(&mm[i].msg_hdr, 0, sizeof(mm[i].msg_hdr));
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+		}
+		n = recvmmsg(c->fd, mm, SRV_MMSG, MSG_DONTWAIT, NULL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n <= 0)
-			return -1; /* EOF or reset: the client is gone */
-		if (mh.msg_flags & MSG_TRUNC) {
-			client_malformed(c, buf, (size_t)n, -EMSGSIZE,
-					 "longer than CMP_MSG_MAX");
-			continue;
+			return -1;
+		for (int i = 0; i < n && !c->doomed; i++) {
+			size_t len = mm[i].msg_len;
+			const char *why;
+			int rc;
+
+			if (!len)
+				return -1; /* EOF: the client is gone */
+			if (mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				client_malformed(c, buf[i], len, -EMSGSIZE,
+						 "longer than CMP_MSG_MAX");
+				continue;
+			}
+			rc = cmp_decode(buf[i], len, &msg, &why);
+			if (rc) {
+				client_malformed(c, buf[i], len, rc, why);
+				continue;
+			}
+			if (!cmp_type_is_request(msg.hdr.type)) {
+				client_malformed(c, buf[i], len, -EBADMSG,
+						 "not a request");
+				continue;
+			}
+			client_request(c, &msg);
 		}
-		rc = cmp_decode(buf, (size_t)n, &msg, &why);
-		if (rc) {
-			client_malformed(c, buf, (size_t)n, rc, why);
-			continue;
-		}
-		if (!cmp_type_is_request(msg.hdr.type)) {
-			client_malformed(c, buf, (size_t)n, -EBADMSG,
-					 "not a request");
-			continue;
-		}
-		client_request(c, &msg);
+		done += n;
+		if (n < SRV_MMSG)
+			return 0;
 	}
 	return 0;
 }
@@ -515,6 +590,9 @@ struct srv *srv_new(struct ev_loop *loop, const struct srv_config *cfg,
 	ev_io_start(loop, &srv->accept_io);
 	ev_check_init(&srv->reap, reap_cb);
 	ev_check_start(loop, &srv->reap);
+	LIST_INIT(&srv->dirty);
+	ev_prepare_init(&srv->flush, flush_cb);
+	ev_prepare_start(loop, &srv->flush);
 	return srv;
 }
 
@@ -527,6 +605,7 @@ void srv_free(struct srv *srv)
 	while ((c = LIST_FIRST(&srv->clients)))
 		client_free(c);
 	ev_check_stop(srv->loop, &srv->reap);
+	ev_prepare_stop(srv->loop, &srv->flush);
 	ev_io_stop(srv->loop, &srv->accept_io);
 	close(srv->fd);
 	if (srv->unlink_path)
