@@ -1,0 +1,250 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# cmbench on the simulated fabric: a hub and two daemons (node 1: LID 17,
+# node 2: LID 33), a cmbench server on node 2 and a cmbench client on
+# node 1. Runs
+#   1. rate and latency at 1, 100, 1000 and 10000 connections in flight
+#      (N = max(2000, 2 * in flight) connections each, set up, held, torn
+#      down);
+#   2. one run holding 100,000 established connections in the daemon pair,
+#      with the scale curve (daemon RSS and one-at-a-time connect latency
+#      at 10k, 25k, 50k and 100k established);
+# then prints a summary. Benchmarks, not tests: nothing here passes or
+# fails on a number.
+#
+#   scripts/bench-sim.sh [BUILD_DIR]
+#
+# BUILD_DIR (default build-bench/ in the source tree) is set up and
+# compiled if it has no tools/cmbench. Environment:
+#   LEVELS="1 100 1000 10000"  in-flight levels of part 1
+#   REPEAT=1                   runs per level (the machine is noisy)
+#   BIG=100000                 connections of part 2 (0: skip it)
+#   BIG_INFLIGHT=1000          in flight during part 2
+#   PROBE=200                  probe connections per curve level
+#   RUN_TIMEOUT=600            seconds any one cmbench may take
+#   KEEP=DIR                   copy the logs there
+# Everything lives in a temporary directory; every process started here
+# is stopped on exit, whatever the outcome.
+set -u
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$src/build-bench}
+LEVELS=${LEVELS:-"1 100 1000 10000"}
+BIG=${BIG:-100000}
+BIG_INFLIGHT=${BIG_INFLIGHT:-1000}
+PROBE=${PROBE:-200}
+RUN_TIMEOUT=${RUN_TIMEOUT:-600}
+KEEP=${KEEP:-}
+REPEAT=${REPEAT:-1}
+
+if [ ! -x "$build/tools/cmbench" ]; then
+	if [ ! -f "$build/build.ninja" ]; then
+		meson setup "$build" "$src" >/dev/null || exit 1
+	fi
+	meson compile -C "$build" >/dev/null || exit 1
+fi
+CMHUB=$build/tests/sim/cmhub
+CMD=$build/daemon/cmd
+CMCTL=$build/client-lib/cmctl
+BENCH=$build/tools/cmbench
+for f in "$CMHUB" "$CMD" "$CMCTL" "$BENCH"; do
+	[ -x "$f" ] || {
+		echo "bench-sim.sh: $f missing (is subdir('tools') in" \
+			"meson.build?)" >&2
+		exit 1
+	}
+done
+
+dir=$(mktemp -d /tmp/cmd-bench-XXXXXX) || exit 1
+pids=""
+
+cleanup() {
+	for p in $pids; do
+		kill "$p" 2>/dev/null
+	done
+	alive=""
+	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		alive=""
+		for p in $pids; do
+			kill -0 "$p" 2>/dev/null && alive="$alive $p"
+		done
+		[ -z "$alive" ] && break
+		sleep 0.25
+	done
+	for p in $alive; do
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ -n "$KEEP" ]; then
+		mkdir -p "$KEEP" && cp "$dir"/*.log "$KEEP"/ 2>/dev/null
+		cp "$dir"/perf-*.data "$KEEP"/ 2>/dev/null
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() {
+	echo "bench-sim.sh: $*" >&2
+	for f in "$dir"/*.log; do
+		[ -s "$f" ] || continue
+		echo "--- $f" >&2
+		tail -n 15 "$f" >&2
+	done
+	exit 1
+}
+
+wait_for() {
+	what=$1
+	shift
+	for _ in $(seq 100); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	die "$what did not come up"
+}
+
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo |
+	cut -d: -f2 | sed 's/^ *//'), $(uname -sr)"
+
+"$CMHUB" "$dir/hub" >"$dir/hub.log" 2>&1 &
+hub=$!
+pids="$pids $hub"
+wait_for "cmhub" "$CMHUB" --ctl "$dir/hub" stats
+
+# Room for the 100k run: ids per client, events queued per client, REQs
+# held beyond a listener's backlog. A short packet life time keeps
+# timewait (and the records it holds) short.
+start_daemons() {
+	for n in 1 2; do
+		"$CMD" --sim "$dir/hub" --node $n --socket "$dir/cmd$n.sock" \
+			--packet-life-time 8 --max-ids 262144 \
+			--max-queued 1048576 --max-held 65536 --log-level warn \
+			>>"$dir/cmd$n.log" 2>&1 &
+		eval "d$n=$!"
+		pids="$pids $!"
+	done
+	wait_for "cmd on node 1" "$CMCTL" -s "$dir/cmd1.sock" counters
+	wait_for "cmd on node 2" "$CMCTL" -s "$dir/cmd2.sock" counters
+	# shellcheck disable=SC2154 # set by the eval above
+	echo "hub pid $hub, cmd pids $d1 (node 1, client side)" \
+		"$d2 (node 2, server side)"
+}
+
+# Fresh daemons, so that RSS growth is the connections' and not refilled
+# free lists of an earlier run.
+restart_daemons() {
+	kill "$d1" "$d2"
+	wait "$d1" "$d2" 2>/dev/null
+	start_daemons
+}
+
+start_daemons
+
+# run NAME N M [client options...]: one server, one client, both logs.
+run() {
+	name=$1 n=$2 m=$3
+	shift 3
+	timeout "$RUN_TIMEOUT" "$BENCH" -l -n "$n" -s "$dir/cmd2.sock" \
+		-p "$d2" >"$dir/$name.server.log" 2>&1 &
+	server=$!
+	pids="$pids $server"
+	wait_for "the cmbench server" grep -q '^listening' \
+		"$dir/$name.server.log"
+	timeout "$RUN_TIMEOUT" "$BENCH" -c "$n" -m "$m" -s "$dir/cmd1.sock" \
+		-p "$d1" -p "$d2" "$@" lid:33 >"$dir/$name.client.log" 2>&1
+	crc=$?
+	[ $crc -eq 0 ] || kill "$server" 2>/dev/null
+	wait "$server"
+	src_rc=$?
+	echo
+	echo "=== $name: cmbench -c $n -m $m $* lid:33 (client exit $crc," \
+		"server exit $src_rc)"
+	cat "$dir/$name.client.log"
+	echo "--- server"
+	grep -v '^cmbench ' "$dir/$name.server.log"
+}
+
+for r in $(seq "$REPEAT"); do
+	for m in $LEVELS; do
+		n=$((2 * m))
+		[ $n -lt 2000 ] && n=2000
+		run "inflight-$m.r$r" $n "$m"
+	done
+done
+
+# PROFILE=strace|perf: one more run (2000 connections, 100 in flight)
+# with strace -c (syscalls per connection) or perf record (hot spots) on
+# the hub and both daemons; the reports go to KEEP (or are printed).
+if [ -n "${PROFILE:-}" ]; then
+	prof=""
+	for p in "$hub" "$d1" "$d2"; do
+		case $PROFILE in
+		strace) strace -c -f -p "$p" -o "$dir/strace-$p.log" \
+			2>/dev/null & ;;
+		perf) perf record -e cpu-clock -g -p "$p" \
+			-o "$dir/perf-$p.data" >/dev/null 2>&1 & ;;
+		*) die "PROFILE must be strace or perf" ;;
+		esac
+		prof="$prof $!"
+	done
+	sleep 1
+	run "profile-$PROFILE" 2000 100
+	# shellcheck disable=SC2086 # a list of pids
+	kill -INT $prof
+	# shellcheck disable=SC2086 # a list of pids
+	wait $prof 2>/dev/null
+	for p in "$hub" "$d1" "$d2"; do
+		echo "--- $PROFILE of pid $p"
+		case $PROFILE in
+		strace) cat "$dir/strace-$p.log" ;;
+		perf) perf report -i "$dir/perf-$p.data" --no-children \
+			--sort dso,symbol --stdio -g none 2>/dev/null |
+			grep '%' | head -30 ;;
+		esac
+	done | tee "$dir/profile-$PROFILE.report.log"
+fi
+
+if [ "$BIG" -gt 0 ]; then
+	restart_daemons
+	levels=""
+	for l in 10000 25000 50000 100000; do
+		[ $l -le "$BIG" ] && levels="$levels${levels:+,}$l"
+	done
+	# The probes after the last level are part of N.
+	run "scale-$BIG" $((BIG + PROBE)) "$BIG_INFLIGHT" --hold 2 \
+		--sample "$levels" --probe "$PROBE"
+fi
+
+echo
+echo "=== summary (client side; CPU and RSS of cmd on node 1 = d0," \
+	"node 2 = d1)"
+printf '%-16s %8s %8s %10s %10s %9s %9s %9s %9s %8s %8s\n' run conns \
+	inflight setup/s teardown/s conn_p50 conn_p99 setup_p50 setup_p99 \
+	cpu_d0 cpu_d1
+for f in "$dir"/*.client.log; do
+	name=$(basename "$f" .client.log)
+	tail -n 1 "$f" | tr ' ' '\n' | awk -v name="$name" -F= '
+		{ v[$1] = $2 }
+		END {
+			printf "%-16s %8s %8s %10s %10s %9s %9s %9s %9s %8s %8s\n",
+			    name, v["conns"], v["inflight"], v["setup_cps"],
+			    v["teardown_cps"], v["connect_p50_us"],
+			    v["connect_p99_us"], v["setup_p50_us"],
+			    v["setup_p99_us"], v["d0_cpu_setup_us_per_conn"],
+			    v["d1_cpu_setup_us_per_conn"]
+		}'
+done
+echo "(rates in connections/s, latencies in us, cpu in daemon us per" \
+	"connection set up)"
+if [ "$BIG" -gt 0 ]; then
+	f="$dir/scale-$BIG.client.log"
+	tail -n 1 "$f" | tr ' ' '\n' | awk -F= '
+		{ v[$1] = $2 }
+		END {
+			printf "scale run: rss per connection d0 %s B, d1 %s B\n",
+			    v["d0_rss_bytes_per_conn"], v["d1_rss_bytes_per_conn"]
+		}'
+	sed -n '/^scale curve/,/^cmbench /p' "$f" | grep -v '^cmbench '
+fi
