@@ -863,6 +863,14 @@ static enum cmp_event_type event_body(struct cmd *cmd, struct api_id *a,
 	return 0;
 }
 
+bool api_owner_has_room(void *ctx, uint64_t owner)
+{
+	struct cmd *cmd = ctx;
+	struct api_client *ac = hmap_get(&cmd->clients, owner);
+
+	return ac && ac->nids < cmd->cfg.max_ids;
+}
+
 void api_deliver(void *ctx, const struct eng_event *ev)
 {
 	struct cmd *cmd = ctx;

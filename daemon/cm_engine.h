@@ -124,6 +124,14 @@ struct eng_ops {
 	void (*deliver)(void *ctx, const struct eng_event *ev);
 	/* Source of comm ids and PSNs; tests seed it. */
 	uint32_t (*random)(void *ctx);
+	/*
+	 * Optional: may 'owner' be given one more id now? A REQ for a
+	 * listener whose owner is at its id limit is treated as one that
+	 * found no credit (held with an MRA, then REJ "no resources"), so a
+	 * listener cannot grow its owner past the daemon's per-client limit.
+	 * NULL: no limit. Must not call into the engine.
+	 */
+	bool (*owner_has_room)(void *ctx, uint64_t owner);
 };
 
 struct eng_config {

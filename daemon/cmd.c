@@ -256,6 +256,7 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 		.send = eng_send_cb,
 		.deliver = eng_deliver_cb,
 		.random = eng_random_cb,
+		.owner_has_room = api_owner_has_room,
 	};
 	const struct srv_hooks hooks = {
 		.request = api_request,

@@ -101,6 +101,8 @@ void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 		 struct cmp_msg *reply);
 void api_client_gone(void *ctx, struct srv_client *c);
 void api_deliver(void *ctx, const struct eng_event *ev);
+/* The engine's owner_has_room op: the client is below --max-ids. */
+bool api_owner_has_room(void *ctx, uint64_t owner);
 /* Fail the handshakes of ids on a port that went down. */
 void api_port_down(struct cmd *cmd, uint16_t port, bool removed);
 

@@ -267,6 +267,7 @@ int listen_start(struct conn *c, uint64_t service_id, uint64_t mask,
 		 unsigned int backlog);
 void listen_stop(struct conn *c, uint64_t now);
 struct listener *listen_find(const struct eng *eng, uint64_t service_id);
+bool listen_has_credit(const struct listener *l);
 bool listen_take_credit(struct listener *l, struct conn *c);
 void listen_hold(struct listener *l, struct conn *c);
 void listen_release(struct conn *c, uint64_t now);

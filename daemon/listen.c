@@ -144,6 +144,20 @@ int listen_start(struct conn *c, uint64_t sid, uint64_t mask,
 	return 0;
 }
 
+/*
+ * A REQ may go to the listener's client now: a credit is free and the
+ * client may hold one more id (eng_ops.owner_has_room).
+ */
+bool listen_has_credit(const struct listener *l)
+{
+	const struct eng *eng = l->conn->eng;
+
+	if (l->used >= l->backlog)
+		return false;
+	return !eng->ops.owner_has_room ||
+	       eng->ops.owner_has_room(eng->ctx, l->conn->owner);
+}
+
 bool listen_take_credit(struct listener *l, struct conn *c)
 {
 	if (l->used >= l->backlog)
@@ -195,7 +209,7 @@ void listen_release(struct conn *c, uint64_t now)
 	c->credit = false;
 	l->used--;
 	h = TAILQ_FIRST(&l->held);
-	if (!h)
+	if (!h || !listen_has_credit(l))
 		return;
 	TAILQ_REMOVE(&l->held, h, lis_link);
 	h->held = false;

@@ -59,6 +59,7 @@ static void rx_req(struct eng *eng, uint16_t port, const struct eng_addr *from,
 	const struct cm_req *req = &msg->req;
 	struct conn_ctx x = { .now = now, .msg = msg, .from = from };
 	struct listener *l;
+	bool credit;
 	struct conn *c;
 
 	/* IBTA 12.9.8.1: the same REQ again. */
@@ -89,7 +90,8 @@ static void rx_req(struct eng *eng, uint16_t port, const struct eng_addr *from,
 				 CM_REJ_INVALID_SERVICE_ID, CM_MSG_REF_REQ);
 		return;
 	}
-	if (l->used >= l->backlog && l->nheld >= eng->cfg.max_held) {
+	credit = listen_has_credit(l);
+	if (!credit && l->nheld >= eng->cfg.max_held) {
 		/* Documented in listen.c: "no resources", code 3. */
 		l->rejected_backlog++;
 		eng->cnt.req_rejected_backlog++;
@@ -104,9 +106,7 @@ static void rx_req(struct eng *eng, uint16_t port, const struct eng_addr *from,
 		return;
 	}
 	x.lis = l;
-	if (conn_event(c,
-		       l->used < l->backlog ? CONN_EV_RX_REQ_NEW :
-					      CONN_EV_RX_REQ_HOLD,
+	if (conn_event(c, credit ? CONN_EV_RX_REQ_NEW : CONN_EV_RX_REQ_HOLD,
 		       &x) < 0) {
 		rx_rej_stateless(eng, from, msg, req->local_comm_id,
 				 CM_REJ_NO_RESOURCES, CM_MSG_REF_REQ);

@@ -225,11 +225,13 @@ static int client_queue(struct srv_client *c, struct srv_outq *q,
 		 * only happens to a client that stopped reading: drop it,
 		 * which destroys its ids and tells their peers.
 		 */
-		if (!c->doomed)
+		if (!c->doomed) {
+			srv->counters.clients_dropped++;
 			log_warn("client %llu (%s, pid %d): %u messages "
 				 "queued and not read; disconnecting it",
 				 (unsigned long long)c->serial, c->name,
 				 (int)c->cred.pid, c->queued);
+		}
 		c->doomed = true;
 		return -ENOBUFS;
 	}
@@ -464,10 +466,8 @@ static void reap_cb(struct ev_loop *loop, ev_check *w, int revents)
 
 	for (c = LIST_FIRST(&srv->clients); c; c = next) {
 		next = LIST_NEXT(c, link);
-		if (c->doomed) {
-			srv->counters.clients_dropped++;
+		if (c->doomed)
 			client_free(c);
-		}
 	}
 }
 

@@ -73,10 +73,19 @@ static uint32_t h_random(void *ctx)
 	return (uint32_t)((s->rnd * 0x2545f4914f6cdd1dULL) >> 32);
 }
 
+static bool h_owner_has_room(void *ctx, uint64_t owner)
+{
+	struct h_side *s = ctx;
+
+	(void)owner;
+	return !s->owner_full;
+}
+
 static const struct eng_ops h_ops = {
 	.send = h_send,
 	.deliver = h_deliver_ev,
 	.random = h_random,
+	.owner_has_room = h_owner_has_room,
 };
 
 void h_init_cfg(struct h_side *s, uint64_t guid, uint16_t lid, bool roce,

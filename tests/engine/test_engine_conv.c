@@ -927,6 +927,43 @@ static void test_credits(void **state)
 	h_fini(&b);
 }
 
+/*
+ * A listener whose owner is at its id limit (ops.owner_has_room says no)
+ * gets no more REQs even with credit left: they are held with an MRA, and
+ * the next credit returned while the owner has room delivers them.
+ */
+static void test_owner_id_limit(void **state)
+{
+	struct h_side a, b;
+	uint32_t first, second;
+	struct cm_msg m;
+	struct eng_event ev;
+
+	(void)state;
+	h_init(&a, GUID_A, 1, false, 5);
+	h_init(&b, GUID_B, 2, false, 6);
+	h_listen(&b, SID, 2);
+	h_connect(&a, &b, SID);
+	h_deliver(&a, &b);
+	first = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
+
+	b.owner_full = true;
+	second = h_connect(&a, &b, SID);
+	h_deliver(&a, &b);
+	assert_int_equal(h_events_left(&b), 0);
+	m = h_take(&b, CM_MSG_MRA);
+	assert_int_equal(m.mra.remote_comm_id, second);
+	assert_int_equal(eng_counters(b.eng)->req_held, 1);
+
+	b.owner_full = false;
+	assert_int_equal(h_accept(&b, first), 0);
+	h_take(&b, CM_MSG_REP);
+	ev = h_ev(&b, ENG_EV_REQ_RECEIVED, 0);
+	assert_int_equal(ev.msg.req.local_comm_id, second);
+	h_fini(&a);
+	h_fini(&b);
+}
+
 static void test_listener_destroy_with_held(void **state)
 {
 	struct h_side a, b;
@@ -1570,7 +1607,8 @@ static uint32_t reentry_random(void *ctx)
 
 static void test_callback_reentry(void **state)
 {
-	struct eng_ops ops = { reentry_send, reentry_deliver, reentry_random };
+	struct eng_ops ops = { reentry_send, reentry_deliver, reentry_random,
+			       NULL };
 	struct eng_config cfg = { .mra_service_timeout = H_SVC };
 	struct eng_connect_param cp;
 	struct cm_msg rej;
@@ -2618,6 +2656,7 @@ int main(void)
 		cmocka_unit_test(test_lost_rej_of_rep),
 		cmocka_unit_test(test_timewait_exit_destroyed),
 		cmocka_unit_test(test_credits),
+		cmocka_unit_test(test_owner_id_limit),
 		cmocka_unit_test(test_listener_destroy_with_held),
 		cmocka_unit_test(test_listen_errors),
 		cmocka_unit_test(test_unknown_peers),

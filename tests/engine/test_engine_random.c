@@ -289,7 +289,8 @@ static uint32_t fab_random(void *ctx)
 	return (uint32_t)(rnd64(&s->rnd) >> 32);
 }
 
-static const struct eng_ops fab_ops = { fab_send, fab_deliver, fab_random };
+static const struct eng_ops fab_ops = { fab_send, fab_deliver, fab_random,
+					NULL };
 
 static void side_init(struct side *s, int idx, uint64_t seed, size_t count)
 {
