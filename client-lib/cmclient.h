@@ -341,9 +341,12 @@ struct cmc_path_override {
  * (lesson 1): at most that many REQ_RECEIVED not yet answered by
  * cmc_accept(), cmc_reject() or cmc_destroy_id() of the new id. Further
  * REQs are held by the daemon (with an MRA) and handed out as credit
- * returns. port selects the local ports; NULL means all.
+ * returns. port selects the local ports; NULL means all (this version of
+ * the daemon serves listeners on every port: a narrower selector gets
+ * -EOPNOTSUPP).
  * Errors: -EINVAL (state, backlog 0, bits outside the mask),
- * -EADDRINUSE (a listener already claims it), -ENODEV (no such port).
+ * -EADDRINUSE (a listener already claims it), -EOPNOTSUPP (a port
+ * selector other than NULL / CMC_SEL_ANY).
  */
 int cmc_listen(struct cmc_id *id, uint64_t service_id, uint64_t service_mask,
 	       unsigned int backlog, const struct cmc_port_sel *port);

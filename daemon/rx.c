@@ -124,10 +124,15 @@ static void rx_rep(struct eng *eng, const struct eng_addr *from,
 
 	c = rx_find(eng, rep->remote_comm_id, rep->local_comm_id);
 	if (!c) {
-		/* IBTA 12.9.8.2: a REP for no connection of ours. */
+		/*
+		 * IBTA 12.9.8.2: a REP for no connection of ours. The REJ
+		 * names the comm id the REP was addressed to as ours, so the
+		 * sender can match it (it knows both ids by now).
+		 */
 		cnt_unexpected(eng, CM_MSG_REP);
-		rx_rej_stateless(eng, from, msg, rep->local_comm_id,
-				 CM_REJ_INVALID_COMM_ID, CM_MSG_REF_REP);
+		rx_rej_as(eng, from, msg, rep->remote_comm_id,
+			  rep->local_comm_id, CM_REJ_INVALID_COMM_ID,
+			  CM_MSG_REF_REP);
 		return;
 	}
 	if (c->state != ENG_STATE_REQ_SENT &&

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/umad.h>
@@ -546,6 +547,40 @@ static int xumad_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 	return (int)got;
 }
 
+/*
+ * write() a MAD to umad. The kernel refuses (EINVAL) a Send whose TID
+ * equals that of a Send of this fd still waiting for its send completion
+ * (drivers/infiniband/core/user_mad.c, is_duplicate()). Every message of a
+ * connection carries its REQ's TID, and the kernel stamps the same top 32
+ * bits on all of this agent's MADs: so with both ends of a connection in
+ * this daemon (one port, loopback), an answer to our own REP or DREQ can
+ * come before that REP's or DREQ's send completion and be refused. The
+ * completion is the kernel's business and comes within micro- to
+ * milliseconds: retry an EINVAL a few times, for up to ~25 ms, before
+ * calling it an error.
+ */
+#define XUMAD_DUP_RETRY_NS 100000L
+#define XUMAD_DUP_RETRY_MAX_NS 25000000L
+
+static ssize_t xumad_write(int fd, const void *buf, size_t len)
+{
+	long slept = 0, step = XUMAD_DUP_RETRY_NS;
+	ssize_t r;
+
+	for (;;) {
+		r = write(fd, buf, len);
+		if (r >= 0)
+			return r;
+		if (errno == EINTR)
+			continue;
+		if (errno != EINVAL || slept >= XUMAD_DUP_RETRY_MAX_NS)
+			return r;
+		nanosleep(&(struct timespec){ .tv_nsec = step }, NULL);
+		slept += step;
+		step *= 2;
+	}
+}
+
 static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 		      const struct xport_grh_opts *grh,
 		      const uint8_t mad[CM_MAD_SIZE])
@@ -614,9 +649,7 @@ static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 	 * after up to ~1 s of neighbour resolution); they are the caller's to
 	 * count.
 	 */
-	do {
-		r = write(u->up[i].fd, u->sbuf, u->buf_len);
-	} while (r < 0 && errno == EINTR);
+	r = xumad_write(u->up[i].fd, u->sbuf, u->buf_len);
 	if (r < 0) {
 		err = -errno;
 		goto fail;

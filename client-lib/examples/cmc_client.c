@@ -8,10 +8,16 @@
  * The order of things on the active side, and why:
  *   1. create the QP (RESET): CONNECT needs its number;
  *   2. cmc_connect(): the daemon picks the port and sends the REQ;
- *   3. INIT (cmc_modify_qp asks the daemon which port it picked) and post
- *      the receive for the server's answer;
- *   4. REP_RECEIVED: RTR and RTS with the negotiated values, then the RTU;
- *   5. data; 6. disconnect, DREP (or timeout), timewait; 7. destroy.
+ *   3. REP_RECEIVED: INIT (cmc_modify_qp asks the daemon which port it
+ *      picked), post the receive for the server's answer, RTR and RTS
+ *      with the negotiated values, then the RTU. (INIT right after
+ *      cmc_connect() would race a fast REJ: on loopback it can come back
+ *      before, and then the id is IDLE and has no attributes to give.)
+ *   4. data; 5. disconnect, DREP (or timeout), timewait; 6. destroy.
+ *
+ * -D: the server disconnects; wait for its DREQ and answer with the DREP.
+ * -R: the server rejects (cmc_server -R): succeed only on a REJ with
+ * reason 28 whose private data is the server's EX_REJECT_TEXT.
  */
 #include <time.h>
 
@@ -196,7 +202,32 @@ static int check_answer(struct conn *c)
 	return 0;
 }
 
-/* REP_RECEIVED: RTR, RTS, then the RTU. */
+/*
+ * REJ_RECEIVED: say why, with the private data when it is text. With -R
+ * this is the expected outcome: reason 28 and the server's words.
+ */
+static int on_rej(struct conn *c, const struct cmc_event *ev, bool expected)
+{
+	const struct cmc_ev_rej *r = &ev->u.rej;
+	char text[CMC_REJ_PRIVATE_DATA_SIZE + 1];
+	size_t n = 0;
+	bool ok;
+
+	while (n < r->private_data_len && n < sizeof(text) - 1 &&
+	       r->private_data[n] >= 0x20 && r->private_data[n] < 0x7f) {
+		text[n] = (char)r->private_data[n];
+		n++;
+	}
+	text[n] = '\0';
+	ok = expected && r->reason == 28 &&
+	     !strncmp(text, EX_REJECT_TEXT, strlen(EX_REJECT_TEXT));
+	fprintf(ok ? stdout : stderr,
+		"conn %u: rejected, reason %u, private data \"%s\"\n", c->index,
+		r->reason, text);
+	return ok ? 0 : -ECONNREFUSED;
+}
+
+/* REP_RECEIVED: INIT, RTR, RTS, then the RTU. */
 static int on_rep(struct conn *c, struct cmc_event *ev)
 {
 	struct ex_rdma_target t;
@@ -206,11 +237,15 @@ static int on_rep(struct conn *c, struct cmc_event *ev)
 	c->peer.addr = be64toh(t.addr);
 	c->peer.rkey = be32toh(t.rkey);
 	c->peer.len = be32toh(t.len);
-	ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_RTR);
+	ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_INIT);
+	if (!ret)
+		ret = post_recv(c);
+	if (!ret)
+		ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_RTR);
 	if (!ret)
 		ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_RTS);
 	if (ret) {
-		fprintf(stderr, "conn %u: QP to RTR/RTS: %s\n", c->index,
+		fprintf(stderr, "conn %u: QP to INIT/RTR/RTS: %s\n", c->index,
 			cmc_strerror(ret));
 		/* Tell the server now rather than let its REP time out. */
 		cmc_reject(c->id, 28, NULL, 0, NULL, 0);
@@ -223,30 +258,49 @@ static int on_rep(struct conn *c, struct cmc_event *ev)
 	return ret;
 }
 
-/* Disconnect and wait for timewait to end, so the QP may be reused. */
-static int finish(struct cmc_channel *ch, struct conn *c)
+/*
+ * Disconnect (or, when the server does, answer its DREQ) and wait for
+ * timewait to end, so the QP may be reused.
+ */
+static int finish(struct cmc_channel *ch, struct conn *c, bool passive)
 {
 	struct cmc_event *ev;
 	int ret;
 
-	ret = cmc_disconnect(c->id, NULL, 0);
-	if (ret) {
-		fprintf(stderr, "conn %u: disconnect: %s\n", c->index,
-			cmc_strerror(ret));
-		return ret;
+	if (!passive) {
+		ret = cmc_disconnect(c->id, NULL, 0);
+		if (ret) {
+			fprintf(stderr, "conn %u: disconnect: %s\n", c->index,
+				cmc_strerror(ret));
+			return ret;
+		}
 	}
 	for (;;) {
 		ret = wait_event(ch, c, &ev);
 		if (ret)
 			return ret;
 		switch (ev->type) {
+		case CMC_EVENT_DREQ_RECEIVED:
+			ret = cmc_disconnect(c->id, NULL, 0);
+			if (ret) {
+				fprintf(stderr, "conn %u: DREP: %s\n", c->index,
+					cmc_strerror(ret));
+				cmc_ack_event(ev);
+				return ret;
+			}
+			printf("conn %u: server disconnected, DREP sent\n",
+			       c->index);
+			break;
 		case CMC_EVENT_DREP_RECEIVED:
+			printf("conn %u: disconnected (DREP received)\n",
+			       c->index);
 			break;
 		case CMC_EVENT_DISCONNECT_TIMEOUT:
 			fprintf(stderr, "conn %u: no DREP from the server\n",
 				c->index);
 			break;
 		case CMC_EVENT_TIMEWAIT_EXIT:
+			printf("conn %u: timewait over\n", c->index);
 			cmc_ack_event(ev);
 			return 0;
 		default:
@@ -294,15 +348,6 @@ static int run_one(struct cmc_channel *ch, struct ibv_context *ctx,
 			cmc_strerror(ret));
 		goto out;
 	}
-	ret = cmc_modify_qp(c.id, c.qp, IBV_QPS_INIT);
-	if (!ret)
-		ret = post_recv(&c);
-	if (ret) {
-		fprintf(stderr, "conn %u: QP to INIT: %s\n", index,
-			cmc_strerror(ret));
-		goto out;
-	}
-
 	/* Exactly one first outcome: REP, REJ or a connect error. */
 	ret = wait_event(ch, &c, &ev);
 	if (ret)
@@ -312,9 +357,7 @@ static int run_one(struct cmc_channel *ch, struct ibv_context *ctx,
 		ret = on_rep(&c, ev);
 		break;
 	case CMC_EVENT_REJ_RECEIVED:
-		fprintf(stderr, "conn %u: rejected, reason %u\n", index,
-			ev->u.rej.reason);
-		ret = -ECONNREFUSED;
+		ret = on_rej(&c, ev, o->reject);
 		break;
 	case CMC_EVENT_CONNECT_ERROR:
 		fprintf(stderr, "conn %u: connect failed: %s\n", index,
@@ -324,18 +367,23 @@ static int run_one(struct cmc_channel *ch, struct ibv_context *ctx,
 	default:
 		fprintf(stderr, "conn %u: unexpected %s\n", index,
 			cmc_event_str(ev->type));
-		ret = -EPROTO;
+		/* Not -EPROTO: main() takes that for a dead channel. */
+		ret = -EBADMSG;
 		break;
 	}
+	if (!ret && o->reject && ev->type != CMC_EVENT_REJ_RECEIVED) {
+		fprintf(stderr, "conn %u: accepted, want a REJ\n", index);
+		ret = -ECONNREFUSED;
+	}
 	cmc_ack_event(ev);
-	if (ret)
+	if (ret || o->reject)
 		goto out;
 	printf("conn %u: established, QPN 0x%x\n", index, c.qp->qp_num);
 
 	ret = send_data(&c);
 	if (!ret)
 		ret = check_answer(&c);
-	if (finish(ch, &c) && !ret)
+	if (finish(ch, &c, o->server_disconnects) && !ret)
 		ret = -EIO;
 out:
 	/* Destroy is final: whatever state the id is in, the daemon sends
@@ -361,6 +409,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	srand48(time(NULL) ^ getpid());
+	/* A line at a time, also into a pipe or a file (tests, the demo). */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	ctx = ex_open_device(o.dev);
 	if (!ctx)
 		return 1;

@@ -24,6 +24,9 @@
 #define EX_DEFAULT_SERVICE 0x0000000000c0ffeeull
 #define EX_BUF_SIZE 4096 /* the RDMA-written region */
 #define EX_MSG_SIZE 128 /* SEND messages */
+/* The private data of -R's REJs: this prefix, then the connection's
+ * number. */
+#define EX_REJECT_TEXT "cmc_server rejects request "
 
 /* The REP's private data: where the client writes, in network order. */
 struct ex_rdma_target {
@@ -40,6 +43,12 @@ struct ex_opts {
 	unsigned int count;
 	const char *socket; /* NULL: $CMD_SOCKET or the default */
 	const char *dst; /* client only */
+	/* -R: server: reject every REQ (reason 28, with private data);
+	 * client: expect exactly that rejection. */
+	bool reject;
+	/* -D: the server disconnects (DREQ) once the data is verified; the
+	 * client waits for that DREQ and answers it. */
+	bool server_disconnects;
 };
 
 /* The byte the pattern has at offset i for connection conn. */
@@ -103,16 +112,22 @@ static inline void ex_usage(const char *prog, bool client)
 	fprintf(stderr,
 		"usage: %s [-d device] [-p port] [-g gid_index] [-s "
 		"service_id]\n"
-		"       %*s [-c count] [-S socket]%s\n"
+		"       %*s [-c count] [-S socket] [-R] [-D]%s\n"
 		"  -d  RDMA device (default: the first one)\n"
 		"  -p  port number (default 1)\n"
 		"  -g  GID index to connect/listen from (default: daemon's "
 		"choice)\n"
 		"  -s  service id (default 0x%" PRIx64 ")\n"
 		"  -c  connections to make/serve (default 1)\n"
-		"  -S  cmd socket (default $CMD_SOCKET or %s)\n",
+		"  -S  cmd socket (default $CMD_SOCKET or %s)\n"
+		"  -R  %s\n"
+		"  -D  %s\n",
 		prog, (int)strlen(prog), "", client ? " destination" : "",
-		(uint64_t)EX_DEFAULT_SERVICE, CMC_DEFAULT_SOCKET);
+		(uint64_t)EX_DEFAULT_SERVICE, CMC_DEFAULT_SOCKET,
+		client ? "expect the server's REJ (reason 28, private data)" :
+			 "reject every REQ (reason 28, with private data)",
+		client ? "wait for the server's DREQ instead of disconnecting" :
+			 "disconnect (DREQ) once the data is verified");
 	if (client)
 		fprintf(stderr, "  destination: IPv4/IPv6 address, GID "
 				"(fe80::...) or lid:N\n");
@@ -129,7 +144,7 @@ static inline int ex_parse_opts(int argc, char **argv, bool client,
 	o->port = 1;
 	o->service_id = EX_DEFAULT_SERVICE;
 	o->count = 1;
-	while ((c = getopt(argc, argv, "d:p:g:s:c:S:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:p:g:s:c:S:RDh")) != -1) {
 		switch (c) {
 		case 'd':
 			o->dev = optarg;
@@ -155,6 +170,12 @@ static inline int ex_parse_opts(int argc, char **argv, bool client,
 			break;
 		case 'S':
 			o->socket = optarg;
+			break;
+		case 'R':
+			o->reject = true;
+			break;
+		case 'D':
+			o->server_disconnects = true;
 			break;
 		default:
 			goto bad;

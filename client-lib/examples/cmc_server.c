@@ -12,6 +12,11 @@
  * server answers the DREQ, waits for timewait to end, and frees the
  * connection. It exits after -c connections.
  *
+ * -D: the server ends each connection instead (DREQ once its answer is
+ * delivered; the client, also given -D, answers with the DREP).
+ * -R: every REQ gets a REJ, reason 28 (consumer defined), whose private
+ * data reads EX_REJECT_TEXT and the connection's number; no QP is made.
+ *
  * One event loop serves the CM and the verbs completions: poll() over
  * cmc_fd() and the completion channel.
  */
@@ -125,6 +130,26 @@ static int on_req(struct server *s, struct cmc_event *ev)
 		cmc_destroy_id(ev->id);
 		return 0;
 	}
+	if (s->o.reject && s->started < s->o.count) {
+		/* -R: say no, and why, in the REJ's private data. */
+		char why[CMC_REJ_PRIVATE_DATA_SIZE];
+		unsigned int n = s->started++;
+		int len = snprintf(why, sizeof(why), EX_REJECT_TEXT "%u", n);
+
+		ret = cmc_reject(ev->id, 28 /* consumer defined */, NULL, 0,
+				 why, (uint8_t)(len + 1));
+		if (ret)
+			fprintf(stderr, "conn %u: reject: %s\n", n,
+				cmc_strerror(ret));
+		else
+			printf("conn %u: rejected, private data \"%s\"\n", n,
+			       why);
+		cmc_destroy_id(ev->id);
+		if (ret)
+			s->failed++;
+		s->finished++;
+		return 0;
+	}
 	if (s->started == s->o.count) {
 		/* More clients than -c: say no, clearly. */
 		cmc_reject(ev->id, 28 /* consumer defined */, NULL, 0, "full",
@@ -228,15 +253,25 @@ static void on_cm_event(struct server *s, struct cmc_event *ev)
 		if (ret)
 			fprintf(stderr, "conn %u: DREP: %s\n", c->index,
 				cmc_strerror(ret));
+		else
+			printf("conn %u: client disconnected, DREP sent\n",
+			       c->index);
+		break;
+	case CMC_EVENT_DREP_RECEIVED:
+		printf("conn %u: disconnected (DREP received)\n", c->index);
+		break;
+	case CMC_EVENT_DISCONNECT_TIMEOUT:
+		fprintf(stderr, "conn %u: no DREP from the client\n", c->index);
 		break;
 	case CMC_EVENT_TIMEWAIT_EXIT:
+		printf("conn %u: timewait over\n", c->index);
+		c->done = true;
+		break;
 	case CMC_EVENT_DEVICE_REMOVAL:
 		c->done = true;
 		break;
 	case CMC_EVENT_REP_RECEIVED:
 	case CMC_EVENT_MRA_RECEIVED:
-	case CMC_EVENT_DREP_RECEIVED:
-	case CMC_EVENT_DISCONNECT_TIMEOUT:
 	case CMC_EVENT_LAP_RECEIVED:
 	case CMC_EVENT_APR_RECEIVED:
 	case CMC_EVENT_SIDR_REQ_RECEIVED:
@@ -312,6 +347,25 @@ static void on_recv(struct conn *c, const struct ibv_wc *wc)
 		perror("ibv_post_send");
 }
 
+/*
+ * Our answer was delivered. -D: this side ends the connection (DREQ);
+ * DREP_RECEIVED (or DISCONNECT_TIMEOUT), then TIMEWAIT_EXIT follow.
+ */
+static void answered(struct conn *c, bool disconnect)
+{
+	int ret;
+
+	c->ok = c->verified;
+	if (!disconnect)
+		return;
+	ret = cmc_disconnect(c->id, NULL, 0);
+	if (ret)
+		fprintf(stderr, "conn %u: disconnect: %s\n", c->index,
+			cmc_strerror(ret));
+	else
+		printf("conn %u: DREQ sent\n", c->index);
+}
+
 /* Completions: find the connection by its index. */
 static void drain_cq(struct server *s)
 {
@@ -337,7 +391,7 @@ static void drain_cq(struct server *s)
 			if ((wc[i].wr_id & 0xff) == WR_RECV)
 				on_recv(c, &wc[i]);
 			else if ((wc[i].wr_id & 0xff) == WR_SEND)
-				c->ok = c->verified;
+				answered(c, s->o.server_disconnects);
 		}
 	}
 	if (n < 0)
@@ -361,6 +415,8 @@ int main(int argc, char **argv)
 	if (!s.conns)
 		return 1;
 	srand48(time(NULL) ^ getpid());
+	/* A line at a time, also into a pipe or a file (tests, the demo). */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
@@ -389,6 +445,14 @@ int main(int argc, char **argv)
 	if (!r)
 		r = cmc_listen(s.listener, s.o.service_id, ~0ull, s.o.count,
 			       &sel);
+	/*
+	 * A daemon that cannot narrow a listener to some ports yet says
+	 * -EOPNOTSUPP: listen on all of them; on_req() turns away REQs that
+	 * come in on another device.
+	 */
+	if (r == -EOPNOTSUPP)
+		r = cmc_listen(s.listener, s.o.service_id, ~0ull, s.o.count,
+			       NULL);
 	if (r) {
 		fprintf(stderr, "listen on 0x%" PRIx64 ": %s\n", s.o.service_id,
 			cmc_strerror(r));
