@@ -112,8 +112,11 @@ int eng_port_down(struct eng *eng, uint16_t port, uint64_t now)
 void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,
 	      const struct cm_msg *msg, uint64_t now)
 {
-	if (eng->busy || (unsigned int)msg->type >= CM_MSG__COUNT) {
+	if (eng->busy || (unsigned int)msg->type >= CM_MSG__COUNT ||
+	    port >= ENG_MAX_PORTS) {
 		log_err("eng_recv: %s", eng->busy ? "called from a callback" :
+					port >= ENG_MAX_PORTS ?
+						    "port out of range" :
 						    "bad message type");
 		return;
 	}
@@ -240,9 +243,22 @@ int eng_destroy_owner(struct eng *eng, uint64_t owner, uint64_t now)
 	ids = malloc((eng->nconn + 1) * sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
+	/*
+	 * Listeners first: destroying an undecided passive id returns its
+	 * credit, and a listener still alive would hand a held REQ to a new
+	 * id of the owner that is going away. With the listeners gone, held
+	 * REQs are answered (REJ 8) instead.
+	 */
 	LIST_FOREACH(c, &eng->all, all_link)
 	{
-		if (c->owner == owner && !c->destroyed && !c->held)
+		if (c->owner == owner && !c->destroyed && !c->held &&
+		    c->state == ENG_STATE_LISTEN)
+			ids[n++] = c->local_id;
+	}
+	LIST_FOREACH(c, &eng->all, all_link)
+	{
+		if (c->owner == owner && !c->destroyed && !c->held &&
+		    c->state != ENG_STATE_LISTEN)
 			ids[n++] = c->local_id;
 	}
 	for (i = 0; i < n; i++)
@@ -347,7 +363,10 @@ int eng_sidr_rep(struct eng *eng, uint32_t id, const struct cm_sidr_rep *rep,
 {
 	struct conn_ctx x = { .now = now, .sidr_rep = rep };
 
-	if (rep->status > CM_SIDR_STATUS_MAX)
+	/* IBTA Table 120: additional information is at most 72 bytes; a
+	 * longer claim would make a SIDR_REP no receiver accepts. */
+	if (rep->status > CM_SIDR_STATUS_MAX ||
+	    rep->info_length > CM_SIDR_REP_INFO_SIZE)
 		return -EINVAL;
 	return eng_call(eng, id, CONN_EV_API_SIDR_REP, &x);
 }
