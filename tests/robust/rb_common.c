@@ -297,6 +297,7 @@ uint64_t rb_counter(struct cmc_channel *ch, const char *name)
 			break;
 	}
 	CHECK(0, "no counter named %s", name);
+	return 0; /* not reached: rb_fail() exits */
 }
 
 void rb_print_counters(struct cmc_channel *ch, const char *label,
