@@ -30,7 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cm_mad.h"
 #include "cmp.h"
+#include "rdmacm.h"
 
 #define CMC_EXPORT __attribute__((visibility("default")))
 
@@ -171,6 +173,9 @@ struct cmc_id {
 	bool path_ok;
 	struct cmc_path lap_path; /* proposed by cmc_lap() or a LAP */
 	struct cmc_id_info info;
+	/* Passive: RTR came before ACCEPT, so the RQ PSN in info.local_psn
+	 * was chosen then and is what the REP must announce. */
+	bool psn_fixed;
 	struct cmc_id *hnext;
 	/* Queued events naming it (as id or listen_id): purge skips the
 	 * queue walk when 0. */
@@ -1118,7 +1123,8 @@ CMC_EXPORT int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *p)
 	a = &cmc_req(id->ch, CMP_TYPE_ACCEPT)->accept;
 	a->id = id->num;
 	a->local_qpn = p->qp_num;
-	a->start_psn = p->start_psn;
+	/* The PSN our RQ was given at RTR, if that came first. */
+	a->start_psn = id->psn_fixed ? id->info.local_psn : p->start_psn;
 	a->responder_resources = p->responder_resources;
 	a->initiator_depth = p->initiator_depth;
 	a->target_ack_delay = p->target_ack_delay;
@@ -1136,7 +1142,7 @@ CMC_EXPORT int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *p)
 	in = &id->info;
 	in->state = CMC_STATE_REP_SENT;
 	in->local_qpn = p->qp_num;
-	in->local_psn = p->start_psn;
+	in->local_psn = a->start_psn;
 	in->responder_resources = p->responder_resources;
 	in->initiator_depth = p->initiator_depth;
 	in->target_ack_delay = p->target_ack_delay;
@@ -1495,6 +1501,21 @@ CMC_EXPORT int cmc_counters(struct cmc_channel *ch,
 	return (int)ch->rx.counters_reply.count;
 }
 
+CMC_EXPORT int cmc_capture(struct cmc_channel *ch, const char *path)
+{
+	struct cmp_msg *m;
+
+	if (ch->err)
+		return ch->err;
+	if (path && (!*path || strlen(path) >= CMP_PATH_SIZE))
+		return -EINVAL;
+	m = cmc_req(ch, CMP_TYPE_CAPTURE);
+	m->capture.op = path ? CMP_CAPTURE_START : CMP_CAPTURE_STOP;
+	if (path)
+		strcpy(m->capture.path, path);
+	return cmc_request(ch);
+}
+
 CMC_EXPORT int cmc_ports(struct cmc_channel *ch, uint64_t *cursor,
 			 struct cmc_port_info *entries)
 {
@@ -1563,7 +1584,35 @@ CMC_EXPORT int cmc_init_qp_attr(struct cmc_id *id, enum ibv_qp_state target,
 	ret = cmc_info_for(id);
 	if (ret)
 		return ret;
-	return cmc_qp_attr_from_info(&id->info, target, attr, mask);
+	/*
+	 * The Starting PSN of a REQ or REP is the PSN its sender's receive
+	 * queue expects: the peer's send queue starts there. That is how the
+	 * Linux kernel's ib_cm reads it (cm_req_handler: sq_psn = the REQ's;
+	 * cm_rep_handler: sq_psn = the REP's) and how rdma_cm sets its QPs
+	 * (RTR rq_psn = the PSN it announced). So our SQ starts at the
+	 * peer's announced PSN and our RQ at ours. (cmd to cmd, both sides
+	 * do this; measured against kernel 6.1 rping in tests/interop.)
+	 */
+	/* Passive, RTR before ACCEPT (the usual order): the RQ PSN is ours
+	 * to choose now; cmc_accept() announces it. */
+	if (target == IBV_QPS_RTR && !id->psn_fixed &&
+	    (id->info.state == CMC_STATE_REQ_RCVD ||
+	     id->info.state == CMC_STATE_MRA_REQ_SENT)) {
+		struct timespec ts;
+		uint32_t x;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = ((uint32_t)ts.tv_nsec ^ id->num * 2654435761u) & 0xffffff;
+		id->info.local_psn = x ? x : 1;
+		id->psn_fixed = true;
+	}
+	{
+		struct cmc_id_info in = id->info;
+
+		in.local_psn = id->info.remote_psn;
+		in.remote_psn = id->info.local_psn;
+		return cmc_qp_attr_from_info(&in, target, attr, mask);
+	}
 }
 
 CMC_EXPORT int cmc_modify_qp(struct cmc_id *id, struct ibv_qp *qp,
@@ -1584,4 +1633,299 @@ CMC_EXPORT int cmc_modify_qp(struct cmc_id *id, struct ibv_qp *qp,
 	if (ret < 0)
 		return errno ? -errno : -EIO;
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* rdma_cm addressing */
+
+_Static_assert((int)CMC_RDMA_PS_TCP == (int)RDMACM_PS_TCP &&
+		       (int)CMC_RDMA_PS_UDP == (int)RDMACM_PS_UDP &&
+		       (int)CMC_RDMA_PS_IB == (int)RDMACM_PS_IB &&
+		       (int)CMC_RDMA_PS_IPOIB == (int)RDMACM_PS_IPOIB &&
+		       CMC_CMA_HDR_SIZE == RDMACM_HDR_SIZE,
+	       "rdma_cm port spaces are the kernel's");
+
+static int cmc_ps(enum cmc_rdma_ps ps, enum rdmacm_ps *out)
+{
+	switch (ps) {
+	case CMC_RDMA_PS_DEFAULT:
+	case CMC_RDMA_PS_TCP:
+		*out = RDMACM_PS_TCP;
+		return 0;
+	case CMC_RDMA_PS_UDP:
+	case CMC_RDMA_PS_IB:
+	case CMC_RDMA_PS_IPOIB:
+		*out = (enum rdmacm_ps)ps;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+CMC_EXPORT uint64_t cmc_rdma_service_id(enum cmc_rdma_ps ps, uint16_t port)
+{
+	enum rdmacm_ps p;
+
+	if (cmc_ps(ps, &p))
+		return 0;
+	return rdmacm_service_id(p, port);
+}
+
+static bool cmc_gid_v4(const uint8_t *g)
+{
+	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g, pfx, sizeof(pfx));
+}
+
+static bool cmc_gid_ll(const uint8_t *g)
+{
+	return g[0] == 0xfe && (g[1] & 0xc0) == 0x80;
+}
+
+static bool cmc_gid_zero(const uint8_t *g)
+{
+	static const uint8_t zero[CMC_GID_SIZE];
+
+	return !memcmp(g, zero, sizeof(zero));
+}
+
+/* Does the application's selector allow this port? */
+static bool cmc_port_allowed(const struct cmc_port_info *pi,
+			     const struct cmc_port_sel *sel)
+{
+	switch (sel->kind) {
+	case CMC_SEL_ANY:
+		return true;
+	case CMC_SEL_PORT:
+		return !strcmp(pi->dev_name, sel->dev_name) &&
+		       (!sel->port_num || sel->port_num == pi->port_num);
+	case CMC_SEL_GID:
+		for (unsigned int i = 0; i < CMC_PORT_GIDS && i < pi->n_gids;
+		     i++)
+			if (!memcmp(pi->gids[i].gid, sel->gid, CMC_GID_SIZE))
+				return true;
+		return false;
+	}
+	return false;
+}
+
+/*
+ * The source GID the daemon would pick for dgid (daemon/transport.h's
+ * xport_pick_sgid over path_resolve's port order): the first served,
+ * active RoCE port the selector allows that has a GID of the right kind;
+ * on it the best one: same IPv4-mappedness, RoCE v2 first, then the same
+ * link-local-ness. Only the first CMC_PORT_GIDS GIDs of a port are seen.
+ */
+static int cmc_pick_sgid(struct cmc_channel *ch, const uint8_t *dgid,
+			 const struct cmc_port_sel *sel, uint8_t *sgid)
+{
+	struct cmc_port_info *pi;
+	uint64_t cursor = 0;
+	bool v4 = cmc_gid_v4(dgid), ll = cmc_gid_ll(dgid);
+	int n, ret = -EADDRNOTAVAIL;
+
+	pi = calloc(CMC_PORTS_BATCH_MAX, sizeof(*pi));
+	if (!pi)
+		return -ENOMEM;
+	do {
+		n = cmc_ports(ch, &cursor, pi);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		for (int k = 0; k < n && ret == -EADDRNOTAVAIL; k++) {
+			const struct cmc_port_info *p = &pi[k];
+			int best = -1, score;
+
+			if (!p->up || p->state != IBV_PORT_ACTIVE ||
+			    p->link_layer != CMC_LINK_ROCE ||
+			    !cmc_port_allowed(p, sel))
+				continue;
+			for (unsigned int i = 0;
+			     i < CMC_PORT_GIDS && i < p->n_gids; i++) {
+				const struct cmc_port_gid *g = &p->gids[i];
+
+				if (cmc_gid_zero(g->gid) ||
+				    cmc_gid_v4(g->gid) != v4)
+					continue;
+				score = g->type == CMC_GID_ROCE_V2 ? 2 : 0;
+				if (!v4 && cmc_gid_ll(g->gid) == ll)
+					score++;
+				if (score > best) {
+					best = score;
+					memcpy(sgid, g->gid, CMC_GID_SIZE);
+				}
+			}
+			if (best >= 0)
+				ret = 0;
+		}
+	} while (ret == -EADDRNOTAVAIL && cursor);
+	free(pi);
+	return ret;
+}
+
+/* An ephemeral source port, from the kernel's default local range. */
+static uint16_t cmc_ephemeral_port(void)
+{
+	struct timespec ts;
+	uint32_t x;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x = (uint32_t)ts.tv_nsec ^ (uint32_t)getpid() * 2654435761u;
+	x ^= x >> 15;
+	return (uint16_t)(32768 + x % (60999 - 32768 + 1));
+}
+
+static int cmc_sa_port(const struct sockaddr *sa, uint16_t *port)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		*port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+		return 0;
+	case AF_INET6:
+		*port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+/* A socket address of family af from a GID (its IP form) and a port. */
+static void cmc_sa_from_gid(struct sockaddr_storage *ss, int af,
+			    const uint8_t *gid, uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (af == AF_INET) {
+		struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+
+		in4->sin_family = AF_INET;
+		memcpy(&in4->sin_addr, gid + 12, 4);
+		in4->sin_port = htons(port);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, gid, CMC_GID_SIZE);
+		in6->sin6_port = htons(port);
+	}
+}
+
+CMC_EXPORT int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
+			      const struct sockaddr *src, enum cmc_rdma_ps ps,
+			      const struct cmc_conn_param *param)
+{
+	uint8_t pd[CMC_REQ_PRIVATE_DATA_SIZE];
+	uint8_t dgid[CMC_GID_SIZE], sgid[CMC_GID_SIZE];
+	struct sockaddr_storage s_sa, d_sa;
+	struct cmc_conn_param p;
+	enum rdmacm_ps rps;
+	uint16_t dport, sport = 0;
+	int ret = cmc_id_ok(id);
+
+	if (ret)
+		return ret;
+	if (!dst || !param || cmc_ps(ps, &rps) ||
+	    param->private_data_len > CMC_CMA_PRIVATE_DATA_SIZE ||
+	    (param->private_data_len && !param->private_data))
+		return -EINVAL;
+	if (cmc_sa_port(dst, &dport))
+		return -EAFNOSUPPORT;
+	if (!dport)
+		return -EINVAL;
+	if (src &&
+	    (src->sa_family != dst->sa_family || cmc_sa_port(src, &sport)))
+		return -EAFNOSUPPORT;
+	if (rdmacm_gid_from_addr(dgid, dst))
+		return -EAFNOSUPPORT;
+	p = *param;
+	memset(sgid, 0, sizeof(sgid));
+	if (src)
+		rdmacm_gid_from_addr(sgid, src);
+	/* An unspecified source (0.0.0.0 maps to ::ffff:0.0.0.0). */
+	if (cmc_gid_zero(sgid) || (cmc_gid_v4(sgid) && !sgid[12] && !sgid[13] &&
+				   !sgid[14] && !sgid[15])) {
+		ret = cmc_pick_sgid(id->ch, dgid, &param->src, sgid);
+		if (ret)
+			return ret;
+	}
+	if (!sport)
+		sport = cmc_ephemeral_port();
+	/* The REQ leaves from the port owning that GID, and the daemon's own
+	 * pick on it is this GID (same rule). */
+	memset(&p.src, 0, sizeof(p.src));
+	p.src.kind = CMC_SEL_GID;
+	memcpy(p.src.gid, sgid, CMC_GID_SIZE);
+	memset(&p.dst, 0, sizeof(p.dst));
+	p.dst.family = dst->sa_family == AF_INET ? CMC_AF_IPV4 : CMC_AF_IPV6;
+	if (dst->sa_family == AF_INET)
+		memcpy(p.dst.addr, dgid + 12, 4);
+	else
+		memcpy(p.dst.addr, dgid, CMC_GID_SIZE);
+	p.service_id = rdmacm_service_id(rps, dport);
+	cmc_sa_from_gid(&s_sa, dst->sa_family, sgid, sport);
+	cmc_sa_from_gid(&d_sa, dst->sa_family, dgid, dport);
+	memset(pd, 0, sizeof(pd));
+	if (rdmacm_hdr_encode(pd, (struct sockaddr *)&s_sa,
+			      (struct sockaddr *)&d_sa))
+		return -EAFNOSUPPORT;
+	if (param->private_data_len)
+		memcpy(pd + CMC_CMA_HDR_SIZE, param->private_data,
+		       param->private_data_len);
+	p.private_data = pd;
+	p.private_data_len =
+		(uint8_t)(CMC_CMA_HDR_SIZE + param->private_data_len);
+	return cmc_connect(id, &p);
+}
+
+CMC_EXPORT int cmc_listen_port(struct cmc_id *id, enum cmc_rdma_ps ps,
+			       uint16_t port, unsigned int backlog)
+{
+	enum rdmacm_ps rps;
+
+	if (cmc_ps(ps, &rps))
+		return -EINVAL;
+	return cmc_listen(id, rdmacm_service_id(rps, port), ~UINT64_C(0),
+			  backlog, NULL);
+}
+
+CMC_EXPORT int cmc_event_cma(const struct cmc_event *ev,
+			     struct sockaddr_storage *src,
+			     struct sockaddr_storage *dst, const uint8_t **pd,
+			     size_t *len)
+{
+	const struct cmc_ev_req *r;
+	struct rdmacm_hdr h;
+	int ret;
+
+	if (!ev || ev->type != CMC_EVENT_REQ_RECEIVED)
+		return -EINVAL;
+	r = &ev->u.req;
+	if (rdmacm_service_id_parse(r->service_id, NULL, NULL))
+		return -ENOENT;
+	ret = rdmacm_hdr_decode(r->private_data, r->private_data_len,
+				r->service_id, &h);
+	if (ret)
+		return ret == -EINVAL ? -ENOENT : -EBADMSG;
+	if (src)
+		*src = h.src;
+	if (dst)
+		*dst = h.dst;
+	if (pd)
+		*pd = r->private_data + CMC_CMA_HDR_SIZE;
+	if (len)
+		*len = (size_t)r->private_data_len - CMC_CMA_HDR_SIZE;
+	return 0;
+}
+
+CMC_EXPORT const char *cmc_rej_reason_str(unsigned int reason)
+{
+	switch (reason) {
+	case CM_REJ_INVALID_SERVICE_ID:
+		return "invalid service id (nobody listens on that port)";
+	case CM_REJ_CONSUMER_DEFINED:
+		return "consumer reject (the peer application refused)";
+	case CM_REJ_STALE_CONN:
+		return "stale connection (the peer still knows an old one "
+		       "with these ids)";
+	}
+	return cm_rej_reason_str(reason);
 }

@@ -61,6 +61,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <infiniband/verbs.h>
 
 #ifdef __cplusplus
@@ -359,7 +362,11 @@ int cmc_listen(struct cmc_id *id, uint64_t service_id, uint64_t service_mask,
  */
 struct cmc_accept_param {
 	uint32_t qp_num; /* the application's QP, >= 2 */
-	uint32_t start_psn; /* 24 bits: our send queue starts here */
+	/* 24 bits, announced in the REP: the PSN our receive queue expects
+	 * (the Linux reading of Starting PSN, see cmc_init_qp_attr()).
+	 * Ignored when cmc_init_qp_attr(RTR) came first: the PSN chosen
+	 * then is announced. */
+	uint32_t start_psn;
 	/* RDMA reads/atomics we accept as target (<= the REQ's initiator
 	 * depth) and issue as initiator (<= the REQ's responder resources). */
 	uint8_t responder_resources;
@@ -406,13 +413,15 @@ int cmc_notify_established(struct cmc_id *id);
  */
 struct cmc_conn_param {
 	/* rdma_cm peers listen on 0x0000000001060000 | TCP port and expect
-	 * the CMA header at the start of the private data; helpers for that
-	 * addressing are to come (issue 6). */
+	 * the CMA header at the start of the private data: cmc_connect_ip()
+	 * does both. */
 	uint64_t service_id;
 	struct cmc_addr dst;
 	struct cmc_port_sel src; /* kind CMC_SEL_ANY: the daemon picks */
 	uint32_t qp_num; /* >= 2 */
-	uint32_t start_psn; /* 24 bits */
+	/* 24 bits, announced in the REQ: the PSN our receive queue expects
+	 * (see cmc_init_qp_attr()). */
+	uint32_t start_psn;
 	uint8_t responder_resources; /* RDMA reads we serve as target */
 	uint8_t initiator_depth; /* RDMA reads we issue at once */
 	uint8_t flow_control; /* 0 or 1 */
@@ -743,8 +752,11 @@ struct cmc_id_info {
 	uint32_t remote_comm_id;
 	uint32_t local_qpn; /* 0 until CONNECT or ACCEPT */
 	uint32_t remote_qpn; /* 0 until the REQ or REP came */
-	uint32_t local_psn; /* our SQ PSN */
-	uint32_t remote_psn; /* the peer's: our RQ PSN */
+	/* The Starting PSNs announced: ours (REQ/REP we sent) and the
+	 * peer's. Read the Linux way (see cmc_init_qp_attr()), ours is our
+	 * RQ's first PSN and the peer's our SQ's. */
+	uint32_t local_psn;
+	uint32_t remote_psn;
 	uint32_t qkey;
 	uint32_t backlog;
 	uint32_t credits_in_use;
@@ -830,6 +842,13 @@ int cmc_counters(struct cmc_channel *ch, enum cmc_counter_scope scope,
 		 const char *dev_name, uint8_t port_num, uint64_t *cursor,
 		 struct cmc_counter *entries);
 
+/*
+ * Start the daemon's MAD capture into path (absolute; the daemon creates
+ * the file) or, with path NULL, stop it. Root and the daemon's admin group
+ * only: -EPERM for others; -EINVAL for a relative path.
+ */
+int cmc_capture(struct cmc_channel *ch, const char *path);
+
 /* A port's link layer, numbered as enum ibv_link_layer. */
 enum cmc_link_layer {
 	CMC_LINK_IB = 1,
@@ -895,6 +914,16 @@ const char *cmc_state_str(enum cmc_state state);
  */
 
 /*
+ * PSNs: a REQ's or REP's Starting PSN is read as the Linux kernel's ib_cm
+ * and rdma_cm read it: the PSN the sender's receive queue expects, i.e.
+ * where the peer's send queue starts. So RTR's rq_psn is the PSN this side
+ * announced (CONNECT's or ACCEPT's start_psn; on a passive id moved to RTR
+ * before cmc_accept(), one the library picks and cmc_accept() announces)
+ * and RTS's sq_psn the peer's (the REQ's or REP's). Both ends of a cmd
+ * connection do this, and so does every Linux peer (tests/interop).
+ * cmc_qp_attr_from_info() below does not swap: it takes info->local_psn
+ * as the SQ PSN and info->remote_psn as the RQ PSN as given.
+ *
  * Compute the attributes and mask that move an RC or UC QP to target
  * (IBV_QPS_INIT, IBV_QPS_RTR or IBV_QPS_RTS) for this connection, from
  * what the handshake negotiated. The library keeps those values from
@@ -933,6 +962,99 @@ int cmc_modify_qp(struct cmc_id *id, struct ibv_qp *qp,
 int cmc_qp_attr_from_info(const struct cmc_id_info *info,
 			  enum ibv_qp_state target, struct ibv_qp_attr *attr,
 			  int *mask);
+
+/* ---------------------------------------------------------------------
+ * rdma_cm addressing (interoperating with the Linux kernel's rdma_cm)
+ *
+ * Peers that use the kernel's rdma_cm (librdmacm apps: rping, ucmatose,
+ * storage targets, MPI) name each other by IP address and port. On the
+ * wire that is:
+ *   - the REQ's service id: 0x0000000001060000 | port for the TCP port
+ *     space (port space << 16 | port in general);
+ *   - a 36-byte CMA header at the start of the REQ's private data: byte 0
+ *     version 0, byte 1 the IP version (4 or 6) in the top nibble, bytes
+ *     2-3 the source port (big endian), bytes 4-19 the source address,
+ *     bytes 20-35 the destination address (IPv4: in the last 4 bytes);
+ *     the application's private data follows (at most 92 - 36 = 56 bytes);
+ *   - RoCE GIDs that are IP addresses: IPv4 a.b.c.d is ::ffff:a.b.c.d,
+ *     an IPv6 address (link-local fe80:: too) is its own GID.
+ * Only the REQ carries the header: REP, REJ, RTU, DREQ and DREP private
+ * data is the application's alone, in both directions.
+ * docs/INTEROP.md tells how to run cmd next to the kernel's CM.
+ */
+
+/* include/rdma/rdma_cm.h: enum rdma_ucm_port_space. 0 means TCP. */
+enum cmc_rdma_ps {
+	CMC_RDMA_PS_DEFAULT = 0, /* = CMC_RDMA_PS_TCP */
+	CMC_RDMA_PS_IPOIB = 0x0002,
+	CMC_RDMA_PS_TCP = 0x0106,
+	CMC_RDMA_PS_UDP = 0x0111,
+	CMC_RDMA_PS_IB = 0x013F,
+};
+
+#define CMC_CMA_HDR_SIZE 36
+/* The application's part of an rdma_cm REQ's private data. */
+#define CMC_CMA_PRIVATE_DATA_SIZE (CMC_REQ_PRIVATE_DATA_SIZE - CMC_CMA_HDR_SIZE)
+
+/* The service id of port in port space ps (0: TCP); 0 for an unknown ps. */
+uint64_t cmc_rdma_service_id(enum cmc_rdma_ps ps, uint16_t port);
+
+/*
+ * Connect an RC id (IDLE) to an rdma_cm peer listening on dst (AF_INET or
+ * AF_INET6 with the port; an IPv6 link-local address names the GID
+ * fe80::..., its scope id is not used). As cmc_connect(), with:
+ *   - service id: cmc_rdma_service_id(ps, port of dst); param->service_id
+ *     is ignored;
+ *   - destination: dst's RoCE GID (param->dst is ignored);
+ *   - source: src (same family as dst) when given: its address is the
+ *     local GID the REQ leaves from (the daemon's port owning it) and its
+ *     port the CMA header's source port (0: an ephemeral one is chosen).
+ *     src NULL, or with an unspecified address: the library asks the
+ *     daemon for its ports (cmc_ports()) and picks the GID the daemon
+ *     would (first served, active RoCE port, restricted by param->src;
+ *     for IPv4 an ::ffff:a.b.c.d GID, for IPv6 the same link-local-ness,
+ *     RoCE v2 preferred) - that GID's address is the header's source
+ *     address, as rdma_cm does with the bound address;
+ *   - private data: the CMA header, then param's private data (at most
+ *     CMC_CMA_PRIVATE_DATA_SIZE bytes).
+ * Errors, besides cmc_connect()'s: -EINVAL (NULL arguments, lengths,
+ * unknown ps, dst port 0), -EAFNOSUPPORT (families), -EADDRNOTAVAIL (no
+ * served port has a GID of that kind, or src's address is no GID of a
+ * served port).
+ */
+int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
+		   const struct sockaddr *src, enum cmc_rdma_ps ps,
+		   const struct cmc_conn_param *param);
+
+/*
+ * Listen (as cmc_listen()) on exactly the service id of port in port
+ * space ps (0: TCP), on every served port: what rdma_listen() on the
+ * wildcard address is. REQ_RECEIVED events of rdma_cm peers carry the CMA
+ * header first in their private data: cmc_event_cma() splits it off.
+ */
+int cmc_listen_port(struct cmc_id *id, enum cmc_rdma_ps ps, uint16_t port,
+		    unsigned int backlog);
+
+/*
+ * The rdma_cm view of a REQ_RECEIVED event: src the peer's address and
+ * source port, dst our address (as the peer named it) and the listened
+ * port (from the service id); pd/len the application's private data
+ * after the header (len = the REQ's private data area less 36: 56; the
+ * wire does not say how much the peer meant). Any output may be NULL.
+ * Returns 0, -EINVAL (not a REQ_RECEIVED event), -ENOENT (its service id
+ * is not in an rdma_cm port space), -EBADMSG (no valid CMA header).
+ */
+int cmc_event_cma(const struct cmc_event *ev, struct sockaddr_storage *src,
+		  struct sockaddr_storage *dst, const uint8_t **pd,
+		  size_t *len);
+
+/*
+ * Text for an IBTA Table 109 REJ reason, in the words rdma_cm users
+ * need: 8 "invalid service id (nobody listens on that port)", 28
+ * "consumer reject", 10 "stale connection", ... ("unknown" otherwise).
+ * rdma_cm reports the reason as the RDMA_CM_EVENT_REJECTED status.
+ */
+const char *cmc_rej_reason_str(unsigned int reason);
 
 #ifdef __cplusplus
 }

@@ -5,19 +5,28 @@
  *   cmctl [-s SOCKET] [--json] listeners      listeners, credits, held REQs
  *   cmctl [-s SOCKET] [--json] connections    ids, peer, state, owner
  *   cmctl [-s SOCKET] [--json] ids            both
- *   cmctl [-s SOCKET] [--json] counters       the daemon's counters
+ *   cmctl [-s SOCKET] [--json] counters [--port DEV:N] [--client]
+ *                                             the daemon's counters, one
+ *                                             port's, or this client's
  *   cmctl [-s SOCKET] [--json] ports          the ports the daemon serves
+ *   cmctl [-s SOCKET] [--json] capture start FILE|stop
+ *                                             MAD capture at run time
  *
- * An unprivileged user sees its own ids; root sees every client's. Ports
- * and counters are the same for everyone.
+ * An unprivileged user sees its own ids and its own (--client) counters;
+ * root and the daemon's admin group see every client's ids, the global
+ * and per-port counters, and may start and stop a capture. Ports are the
+ * same for everyone.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmclient.h"
 #include "cmd_config.h"
@@ -25,7 +34,10 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cmctl [-s SOCKET] [--json] "
-		   "listeners|connections|ids|counters|ports\n"
+		   "listeners|connections|ids|ports\n"
+		   "       cmctl [-s SOCKET] [--json] counters "
+		   "[--port DEV:N | --client]\n"
+		   "       cmctl [-s SOCKET] [--json] capture start FILE|stop\n"
 		   "       cmctl --version\n");
 }
 
@@ -105,7 +117,8 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 	return 0;
 }
 
-static int counters(struct cmc_channel *ch, bool json)
+static int counters(struct cmc_channel *ch, enum cmc_counter_scope scope,
+		    const char *dev, uint8_t port, bool json)
 {
 	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
 	uint64_t cursor = 0;
@@ -115,10 +128,14 @@ static int counters(struct cmc_channel *ch, bool json)
 	if (json)
 		printf("{");
 	do {
-		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
+		n = cmc_counters(ch, scope, dev, port, &cursor, c);
 		if (n < 0) {
-			fprintf(stderr, "cmctl: counters: %s\n",
-				cmc_strerror(n));
+			fprintf(stderr, "cmctl: counters: %s%s\n",
+				cmc_strerror(n),
+				n == -EPERM ?
+					" (root or the daemon's "
+					"admin group only; try --client)" :
+					"");
 			return 1;
 		}
 		for (int i = 0; i < n; i++) {
@@ -133,6 +150,65 @@ static int counters(struct cmc_channel *ch, bool json)
 	} while (cursor);
 	if (json)
 		printf("%s}\n", first ? "" : "\n");
+	return 0;
+}
+
+/* --port DEV:N */
+static int parse_port(const char *arg, char *dev, size_t size, uint8_t *port)
+{
+	const char *colon = strrchr(arg, ':');
+	unsigned long n;
+	char *end;
+
+	if (!colon || colon == arg || (size_t)(colon - arg) >= size)
+		return -1;
+	n = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || n < 1 || n > 255)
+		return -1;
+	memcpy(dev, arg, (size_t)(colon - arg));
+	dev[colon - arg] = '\0';
+	*port = (uint8_t)n;
+	return 0;
+}
+
+/* capture start FILE | capture stop; a relative FILE is made absolute
+ * here, since the daemon opens it in its own directory. */
+static int capture(struct cmc_channel *ch, int argc, char **argv, bool json)
+{
+	char path[PATH_MAX], cwd[PATH_MAX];
+	const char *file = NULL;
+	int rc;
+
+	if (argc == 2 && !strcmp(argv[0], "start")) {
+		file = argv[1];
+		if (file[0] != '/') {
+			if (!getcwd(cwd, sizeof(cwd)) ||
+			    (size_t)snprintf(path, sizeof(path), "%s/%s", cwd,
+					     file) >= sizeof(path)) {
+				fprintf(stderr, "cmctl: %s: path too long\n",
+					file);
+				return 1;
+			}
+			file = path;
+		}
+	} else if (!(argc == 1 && !strcmp(argv[0], "stop"))) {
+		usage(stderr);
+		return 2;
+	}
+	rc = cmc_capture(ch, file);
+	if (rc) {
+		fprintf(stderr, "cmctl: capture %s: %s\n", argv[0],
+			cmc_strerror(rc));
+		return 1;
+	}
+	if (json && file)
+		printf("{\"capture\": \"started\", \"path\": \"%s\"}\n", file);
+	else if (json)
+		printf("{\"capture\": \"stopped\"}\n");
+	else if (file)
+		printf("capture started: %s\n", file);
+	else
+		printf("capture stopped\n");
 	return 0;
 }
 
@@ -273,14 +349,19 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "client", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	enum cmc_counter_scope scope = CMC_COUNTERS_GLOBAL;
 	const char *socket_path = NULL, *what;
+	char dev[CMC_DEV_NAME_SIZE] = "";
 	struct cmc_channel *ch;
+	uint8_t port = 0;
 	bool json = false;
-	int opt, rc;
+	int opt, rc, nargs;
 
 	while ((opt = getopt_long(argc, argv, "s:jhV", opts, NULL)) != -1) {
 		switch (opt) {
@@ -289,6 +370,18 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'p':
+			if (parse_port(optarg, dev, sizeof(dev), &port)) {
+				fprintf(stderr,
+					"cmctl: --port DEV:N, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			scope = CMC_COUNTERS_PORT;
+			break;
+		case 'C':
+			scope = CMC_COUNTERS_CLIENT;
 			break;
 		case 'h':
 			usage(stdout);
@@ -301,14 +394,18 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind >= argc) {
 		usage(stderr);
 		return 2;
 	}
 	what = argv[optind];
-	if (strcmp(what, "listeners") && strcmp(what, "connections") &&
-	    strcmp(what, "ids") && strcmp(what, "counters") &&
-	    strcmp(what, "ports")) {
+	nargs = argc - optind - 1;
+	if ((strcmp(what, "listeners") && strcmp(what, "connections") &&
+	     strcmp(what, "ids") && strcmp(what, "counters") &&
+	     strcmp(what, "ports") && strcmp(what, "capture")) ||
+	    (strcmp(what, "capture") && nargs) ||
+	    (!strcmp(what, "capture") && (nargs < 1 || nargs > 2)) ||
+	    (strcmp(what, "counters") && scope != CMC_COUNTERS_GLOBAL)) {
 		usage(stderr);
 		return 2;
 	}
@@ -322,7 +419,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(what, "counters"))
-		rc = counters(ch, json);
+		rc = counters(ch, scope,
+			      scope == CMC_COUNTERS_PORT ? dev : NULL, port,
+			      json);
+	else if (!strcmp(what, "capture"))
+		rc = capture(ch, nargs, argv + optind + 1, json);
 	else if (!strcmp(what, "ports"))
 		rc = ports(ch, json);
 	else

@@ -6,10 +6,12 @@
  * per-id event sequence of rule 2, and what QUERY_ID reports.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "cmd.h"
 #include "log.h"
 
@@ -36,6 +38,12 @@ static struct api_id *id_add(struct cmd *cmd, struct srv_client *c, uint32_t id,
 		free(a);
 		return NULL;
 	}
+	/* Per-user accounting (authz.h): every id counts, passive ones too. */
+	if (authz_id_add(cmd->cfg.authz, srv_client_uid(c))) {
+		hmap_del(&cmd->ids, id);
+		free(a);
+		return NULL;
+	}
 	a->id = id;
 	a->client = c;
 	a->qp_type = qp_type;
@@ -54,6 +62,7 @@ static void id_del(struct cmd *cmd, struct api_id *a)
 	LIST_REMOVE(a, link);
 	if (ac)
 		ac->nids--;
+	authz_id_del(cmd->cfg.authz, srv_client_uid(a->client), a->listener);
 	free(a);
 }
 
@@ -83,6 +92,7 @@ static uint32_t request_id(const struct cmp_msg *req)
 	case CMP_TYPE_LIST:
 	case CMP_TYPE_COUNTERS:
 	case CMP_TYPE_PORTS:
+	case CMP_TYPE_CAPTURE:
 		return CMP_ID_NONE;
 	default:
 		break;
@@ -90,6 +100,32 @@ static uint32_t request_id(const struct cmp_msg *req)
 	/* Every body that names an id starts with it (cmp.h). */
 	memcpy(&id, req->body, sizeof(id));
 	return id;
+}
+
+/* A request refused by authz.h's policy or limits: notice, rate-limited. */
+static void authz_refused(struct cmd *cmd, struct srv_client *c,
+			  const char *what, uint64_t sid, uint64_t mask, int rc,
+			  const char *why)
+{
+	uint64_t suppressed;
+	char sids[64] = "", tail[64] = "";
+
+	if (!authz_log_ok(cmd->cfg.authz, cmd_now(), &suppressed))
+		return;
+	if (suppressed)
+		snprintf(tail, sizeof(tail),
+			 " (%llu refusals before not logged)",
+			 (unsigned long long)suppressed);
+	if (mask)
+		snprintf(sids, sizeof(sids),
+			 " service id 0x%016llx mask 0x%016llx",
+			 (unsigned long long)sid, (unsigned long long)mask);
+	log_notice("client %llu (%s, pid %d uid %u gid %u): %s%s refused "
+		   "(%s): %s%s",
+		   (unsigned long long)srv_client_serial(c), srv_client_name(c),
+		   (int)srv_client_pid(c), (unsigned int)srv_client_uid(c),
+		   (unsigned int)srv_client_gid(c), what, sids, strerror(-rc),
+		   why, tail);
 }
 
 static int do_create(struct cmd *cmd, struct srv_client *c,
@@ -104,6 +140,11 @@ static int do_create(struct cmd *cmd, struct srv_client *c,
 		return -ENOTCONN;
 	if (ac->nids >= cmd->cfg.max_ids)
 		return -EMFILE;
+	if (!authz_id_room(cmd->cfg.authz, srv_client_uid(c))) {
+		authz_refused(cmd, c, "CREATE_ID", 0, 0, -EMFILE,
+			      "max-ids-per-user reached");
+		return -EMFILE;
+	}
 	rc = eng_create_id(cmd->eng, srv_client_serial(c), r->context, &id);
 	if (rc)
 		return rc;
@@ -120,15 +161,34 @@ static int do_create(struct cmd *cmd, struct srv_client *c,
 static int do_listen(struct cmd *cmd, struct api_id *a,
 		     const struct cmp_listen *r)
 {
+	struct srv_client *c = a->client;
+	char why[192];
 	int rc;
 
 	/* Listeners serve every port; narrowing them is not built yet. */
 	if (r->port.kind != CMP_SEL_ANY)
 		return -EOPNOTSUPP;
+	/* Authorization (authz.h): the policy, then the per-user limits. */
+	if (!a->listener) {
+		rc = authz_listen_policy(cmd->cfg.authz, srv_client_uid(c),
+					 srv_client_gid(c), r->service_id,
+					 r->service_mask, why, sizeof(why));
+		if (!rc)
+			rc = authz_listener_room(cmd->cfg.authz,
+						 srv_client_uid(c), why,
+						 sizeof(why));
+		if (rc) {
+			authz_refused(cmd, c, "LISTEN", r->service_id,
+				      r->service_mask, rc, why);
+			return rc;
+		}
+	}
 	rc = eng_listen(cmd->eng, a->id, r->service_id, r->service_mask,
 			r->backlog, cmd_now());
 	if (rc)
 		return rc;
+	if (!a->listener)
+		authz_listener_add(cmd->cfg.authz, srv_client_uid(c));
 	a->listener = true;
 	a->info.service_id = r->service_id;
 	a->info.service_mask = r->service_mask;
@@ -179,6 +239,7 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	rc = eng_connect(cmd->eng, a->id, &p, cmd_now());
 	if (rc)
 		return rc;
+	a->setup_start = cmd_now(); /* ops: the REQ is out */
 	a->info.service_id = r->service_id;
 	a->info.local_comm_id = q->local_comm_id;
 	a->info.local_qpn = r->local_qpn;
@@ -344,9 +405,70 @@ static int do_query(struct cmd *cmd, struct api_id *a,
 	return 0;
 }
 
-static bool may_see_all(struct srv_client *c)
+/*
+ * ops: is gid among the supplementary groups of the client's process?
+ * SO_PEERCRED gives only the primary gid, so read /proc/PID/status's
+ * Groups: line (local and non-blocking, unlike getgrouplist's NSS
+ * lookups), trusting it only while that process's effective uid is still
+ * the peer's, so that a recycled pid does not lend its groups.
+ */
+static bool proc_in_group(pid_t pid, uid_t uid, gid_t gid)
 {
-	return srv_client_uid(c) == 0;
+	bool uid_ok = false, found = false;
+	char path[64], *line = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (getline(&line, &size, f) > 0) {
+		unsigned long real, eff;
+		char *p, *end;
+
+		if (!strncmp(line, "Uid:", 4)) {
+			uid_ok =
+				sscanf(line + 4, "%lu %lu", &real, &eff) == 2 &&
+				eff == (unsigned long)uid;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			for (p = line + 7;; p = end) {
+				unsigned long v = strtoul(p, &end, 10);
+
+				if (end == p)
+					break;
+				found |= v == (unsigned long)gid;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	return uid_ok && found;
+}
+
+/*
+ * ops: root, or a member of the configured admin group, may read every
+ * client's ids, the GLOBAL and PORT counters, and start or stop a
+ * capture. Decided at the client's first privileged request and kept for
+ * the connection's life, as its SO_PEERCRED credentials are.
+ */
+static bool may_see_all(struct cmd *cmd, struct srv_client *c)
+{
+	struct api_client *ac = client_of(cmd, c);
+	bool ok;
+
+	if (srv_client_uid(c) == 0)
+		return true;
+	if (!cmd->cfg.has_admin_gid)
+		return false;
+	if (ac && ac->admin >= 0)
+		return ac->admin;
+	ok = srv_client_gid(c) == cmd->cfg.admin_gid ||
+	     proc_in_group(srv_client_pid(c), srv_client_uid(c),
+			   cmd->cfg.admin_gid);
+	if (ac)
+		ac->admin = ok;
+	return ok;
 }
 
 static int do_list(struct cmd *cmd, struct srv_client *c,
@@ -360,7 +482,7 @@ static int do_list(struct cmd *cmd, struct srv_client *c,
 	       (a = hmap_next(&cmd->ids, &pos, NULL))) {
 		struct cmp_list_entry *e = &out->entries[out->count];
 
-		if (a->client != c && !may_see_all(c))
+		if (a->client != c && !may_see_all(cmd, c))
 			continue;
 		if (r->filter == CMP_LIST_FILTER_LISTENERS && !a->listener)
 			continue;
@@ -387,12 +509,65 @@ static int do_list(struct cmd *cmd, struct srv_client *c,
 	return 0;
 }
 
-/* Counters, by stable name; the walk's cursor is the counter's index. */
-static unsigned int counter_list(struct cmd *cmd, unsigned int i, char *name,
-				 size_t size, uint64_t *value)
+/*
+ * Counters, by stable name (docs/OPERATIONS.md lists them). Each scope's
+ * list is built whole per request, a few hundred entries at most, and the
+ * walk's cursor is the index in it.
+ */
+#define API_COUNTERS_MAX 512
+
+struct counter_set {
+	struct cmp_counter *c;
+	unsigned int n;
+};
+
+static void cset_add(struct counter_set *set, uint64_t value, const char *fmt,
+		     ...) __attribute__((format(printf, 3, 4)));
+
+static void cset_add(struct counter_set *set, uint64_t value, const char *fmt,
+		     ...)
+{
+	struct cmp_counter *c;
+	va_list ap;
+
+	if (set->n >= API_COUNTERS_MAX)
+		return;
+	c = &set->c[set->n++];
+	memset(c->name, 0, sizeof(c->name));
+	va_start(ap, fmt);
+	vsnprintf(c->name, sizeof(c->name), fmt, ap);
+	va_end(ap);
+	for (char *p = c->name; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	c->value = value;
+}
+
+/* "<type>_<kind>" for every CM message type: req_sent, rep_duplicates. */
+static void cset_per_type(struct counter_set *set, const char *kind,
+			  const uint64_t *v)
+{
+	for (unsigned int t = 0; t < CM_MSG__COUNT; t++)
+		cset_add(set, v[t], "%s_%s",
+			 cm_msg_type_name((enum cm_msg_type)t), kind);
+}
+
+static int count_state(void *arg, const struct eng_conn_info *info)
+{
+	uint64_t *by_state = arg;
+
+	if ((unsigned int)info->state < ENG_STATE__COUNT)
+		by_state[info->state]++;
+	return 0;
+}
+
+static void counters_global(struct cmd *cmd, struct counter_set *set)
 {
 	const struct eng_counters *e = eng_counters(cmd->eng);
 	const struct srv_counters *s = srv_counters(cmd->srv);
+	const struct capture_stats *cs =
+		cmd->cap ? capture_stats(cmd->cap) : NULL;
+	uint64_t by_state[ENG_STATE__COUNT] = { 0 };
 	const struct {
 		const char *name;
 		uint64_t value;
@@ -422,50 +597,140 @@ static unsigned int counter_list(struct cmd *cmd, unsigned int i, char *name,
 		{ "events_sent", s->events_sent },
 		{ "ids", cmd->ids.n },
 		{ "records", eng_record_count(cmd->eng) },
+		{ "capture_active", cmd->cap != NULL },
+		{ "captures_started", cmd->counters.captures_started },
+		{ "capture_records", cs ? cs->records : 0 },
+		{ "capture_dropped", cs ? cs->dropped : 0 },
+		{ "setup_count", cmd->counters.setup_count },
+		{ "setup_us_sum", cmd->counters.setup_us_sum },
 	};
-	const unsigned int nflat = sizeof(flat) / sizeof(flat[0]);
-	static const char *const kind[] = { "sent", "received", "retransmitted",
-					    "duplicates", "unexpected" };
-	const uint64_t *per[] = { e->sent, e->received, e->retransmitted,
-				  e->duplicates, e->unexpected };
-	unsigned int k, t;
 
-	if (i < nflat) {
-		snprintf(name, size, "%s", flat[i].name);
-		*value = flat[i].value;
-		return nflat + 5 * CM_MSG__COUNT;
-	}
-	i -= nflat;
-	if (i >= 5 * CM_MSG__COUNT)
-		return nflat + 5 * CM_MSG__COUNT;
-	k = i / CM_MSG__COUNT;
-	t = i % CM_MSG__COUNT;
-	snprintf(name, size, "%s_%s", cm_msg_type_name((enum cm_msg_type)t),
-		 kind[k]);
-	for (char *p = name; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	*value = per[k][t];
-	return nflat + 5 * CM_MSG__COUNT;
+	for (unsigned int i = 0; i < sizeof(flat) / sizeof(flat[0]); i++)
+		cset_add(set, flat[i].value, "%s", flat[i].name);
+	cset_per_type(set, "sent", e->sent);
+	cset_per_type(set, "received", e->received);
+	cset_per_type(set, "retransmitted", e->retransmitted);
+	cset_per_type(set, "duplicates", e->duplicates);
+	cset_per_type(set, "unexpected", e->unexpected);
+	cset_per_type(set, "malformed", e->malformed);
+	/* Connections by state: every record, listeners and destroyed ids
+	 * in their protocol tail included. */
+	eng_walk(cmd->eng, count_state, by_state);
+	for (unsigned int st = 0; st < ENG_STATE__COUNT; st++)
+		cset_add(set, by_state[st], "conns_%s",
+			 eng_state_name((enum eng_state)st));
+	for (unsigned int b = 0; b + 1 < CMD_SETUP_BUCKETS; b++)
+		cset_add(set, cmd->counters.setup_us[b], "setup_us_le_%llu",
+			 1ULL << b);
+	cset_add(set, cmd->counters.setup_us[CMD_SETUP_BUCKETS - 1],
+		 "setup_us_le_inf");
 }
 
-static int do_counters(struct cmd *cmd, const struct cmp_counters *r,
+static int counters_port(struct cmd *cmd, const struct cmp_counters *r,
+			 struct counter_set *set)
+{
+	static const char *const kind[CMD_PC__COUNT] = {
+		"sent",	      "received",   "retransmitted",
+		"duplicates", "unexpected", "malformed",
+	};
+	const struct cmd_port_counters *pc = NULL;
+	const struct xport_port *p = NULL;
+
+	for (unsigned int i = 0; cmd->xport && i < cmd->n_ports; i++) {
+		p = xport_port(cmd->xport,
+			       (uint16_t)(cmd->xport->first_index + i));
+		if (p && p->port_num == r->port_num &&
+		    !strncmp(p->dev, r->dev_name, sizeof(r->dev_name))) {
+			pc = cmd_port_counters(cmd, p->index);
+			break;
+		}
+	}
+	if (!pc)
+		return -ENODEV;
+	cset_add(set, p->up && p->state == XPORT_PORT_ACTIVE, "port_active");
+	cset_add(set, pc->mad_rx, "mad_rx");
+	cset_add(set, pc->mad_tx, "mad_tx");
+	cset_add(set, pc->mad_tx_errors, "mad_tx_errors");
+	cset_add(set, pc->mad_malformed, "mad_malformed");
+	for (unsigned int k = 0; k < CMD_PC__COUNT; k++)
+		cset_per_type(set, kind[k], pc->msg[k]);
+	return 0;
+}
+
+static void counters_client(struct cmd *cmd, struct srv_client *c,
+			    struct counter_set *set)
+{
+	struct api_client *ac = client_of(cmd, c);
+	uint64_t listeners = 0, established = 0;
+	struct api_id *a;
+
+	if (ac) {
+		LIST_FOREACH(a, &ac->ids, link)
+		{
+			listeners += a->listener;
+			established +=
+				state_of(cmd, a->id) == CMP_STATE_ESTABLISHED;
+		}
+	}
+	cset_add(set, ac ? ac->nids : 0, "ids");
+	cset_add(set, listeners, "listeners");
+	cset_add(set, established, "established");
+	cset_add(set, ac ? ac->requests : 0, "requests");
+	cset_add(set, ac ? ac->events_sent : 0, "events_sent");
+}
+
+static int do_counters(struct cmd *cmd, struct srv_client *c,
+		       const struct cmp_counters *r,
 		       struct cmp_counters_reply *out)
 {
-	unsigned int i = (unsigned int)r->cursor, total = 1;
+	static struct cmp_counter all[API_COUNTERS_MAX];
+	struct counter_set set = { .c = all };
+	uint64_t i = r->cursor;
+	int rc = 0;
 
-	if (r->scope != CMP_COUNTER_SCOPE_GLOBAL)
-		return -EOPNOTSUPP;
-	for (; out->count < CMP_COUNTERS_BATCH_MAX && i < total; i++) {
-		struct cmp_counter *c = &out->entries[out->count];
-
-		total = counter_list(cmd, i, c->name, sizeof(c->name),
-				     &c->value);
-		if (i < total)
-			out->count++;
+	switch ((enum cmp_counter_scope)r->scope) {
+	case CMP_COUNTER_SCOPE_GLOBAL:
+		if (!may_see_all(cmd, c))
+			return -EPERM;
+		counters_global(cmd, &set);
+		break;
+	case CMP_COUNTER_SCOPE_PORT:
+		if (!may_see_all(cmd, c))
+			return -EPERM;
+		rc = counters_port(cmd, r, &set);
+		break;
+	case CMP_COUNTER_SCOPE_CLIENT:
+		counters_client(cmd, c, &set);
+		break;
+	default:
+		return -EINVAL;
 	}
-	out->next_cursor = i < total ? i : 0;
+	if (rc)
+		return rc;
+	for (; out->count < CMP_COUNTERS_BATCH_MAX && i < set.n; i++)
+		out->entries[out->count++] = all[i];
+	out->next_cursor = i < set.n ? i : 0;
 	return 0;
+}
+
+/* ops: CAPTURE, for root and the admin group; the daemon opens the file. */
+static int do_capture(struct cmd *cmd, struct srv_client *c,
+		      const struct cmp_capture *r)
+{
+	int rc;
+
+	if (!may_see_all(cmd, c))
+		return -EPERM;
+	if (r->op == CMP_CAPTURE_STOP)
+		return cmd_capture(cmd, NULL);
+	if (r->path[0] != '/')
+		return -EINVAL;
+	rc = cmd_capture(cmd, r->path);
+	log_notice("client %llu (%s, pid %d uid %u): capture to %s: %s",
+		   (unsigned long long)srv_client_serial(c), srv_client_name(c),
+		   (int)srv_client_pid(c), (unsigned int)srv_client_uid(c),
+		   r->path, rc ? strerror(-rc) : "started");
+	return rc;
 }
 
 static uint8_t port_gid_type(enum xport_gid_type t)
@@ -584,9 +849,12 @@ static int dispatch(struct cmd *cmd, struct srv_client *c,
 	case CMP_TYPE_LIST:
 		return do_list(cmd, c, &req->list, &reply->list_reply);
 	case CMP_TYPE_COUNTERS:
-		return do_counters(cmd, &req->counters, &reply->counters_reply);
+		return do_counters(cmd, c, &req->counters,
+				   &reply->counters_reply);
 	case CMP_TYPE_PORTS:
 		return do_ports(cmd, &req->ports, &reply->ports_reply);
+	case CMP_TYPE_CAPTURE:
+		return do_capture(cmd, c, &req->capture);
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -607,8 +875,10 @@ void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 			return;
 		}
 		ac->client = c;
+		ac->admin = -1;
 		LIST_INIT(&ac->ids);
 	}
+	client_of(cmd, c)->requests++;
 	reply->reply.status = dispatch(cmd, c, req, reply);
 }
 
@@ -699,6 +969,7 @@ static enum cmp_event_type event_body(struct cmd *cmd, struct api_id *a,
 		a->qp_type = b->qp_type;
 		a->info.qp_type = b->qp_type;
 		a->info.listen_id = ev->listen_id;
+		a->info.local_comm_id = ev->id; /* an id is its comm id */
 		a->info.service_id = m->req.service_id;
 		a->info.remote_ca_guid = m->req.local_ca_guid;
 		a->info.remote_comm_id = m->req.local_comm_id;
@@ -863,12 +1134,40 @@ static enum cmp_event_type event_body(struct cmd *cmd, struct api_id *a,
 	return 0;
 }
 
+/*
+ * ops: the connection setup latency histogram. The active side times from
+ * its REQ (CONNECT) to the REP's event, the passive side from the REQ's
+ * event to the RTU's (or NOTIFY_ESTABLISHED's) ESTABLISHED.
+ */
+static void setup_latency(struct cmd *cmd, struct api_id *a,
+			  enum eng_event_type type)
+{
+	uint64_t us;
+	unsigned int b = 0;
+
+	if (type == ENG_EV_REQ_RECEIVED) {
+		a->setup_start = cmd_now();
+		return;
+	}
+	if ((type != ENG_EV_REP_RECEIVED && type != ENG_EV_RTU_RECEIVED) ||
+	    !a->setup_start)
+		return;
+	us = (cmd_now() - a->setup_start) / 1000;
+	a->setup_start = 0;
+	while (b + 1 < CMD_SETUP_BUCKETS && us > (1ULL << b))
+		b++;
+	cmd->counters.setup_us[b]++;
+	cmd->counters.setup_count++;
+	cmd->counters.setup_us_sum += us;
+}
+
 bool api_owner_has_room(void *ctx, uint64_t owner)
 {
 	struct cmd *cmd = ctx;
 	struct api_client *ac = hmap_get(&cmd->clients, owner);
 
-	return ac && ac->nids < cmd->cfg.max_ids;
+	return ac && ac->nids < cmd->cfg.max_ids &&
+	       authz_id_room(cmd->cfg.authz, srv_client_uid(ac->client));
 }
 
 void api_deliver(void *ctx, const struct eng_event *ev)
@@ -904,7 +1203,9 @@ void api_deliver(void *ctx, const struct eng_event *ev)
 	type = event_body(cmd, a, ev, &msg.event);
 	msg.event.type = (uint16_t)type;
 	a->unacked_seq = msg.hdr.seq;
-	srv_send(a->client, &msg);
+	setup_latency(cmd, a, ev->type);
+	if (!srv_send(a->client, &msg))
+		ac->events_sent++;
 }
 
 void api_port_down(struct cmd *cmd, uint16_t port, bool removed)

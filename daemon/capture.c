@@ -38,6 +38,7 @@ struct capture {
 	struct capture_stats stats;
 	bool write_error_logged;
 	bool frame_error_logged;
+	int first_errno;
 };
 
 /*
@@ -50,6 +51,8 @@ static void capture_fail(struct capture *cap, struct capture_file *cf,
 			 const char *what, int err)
 {
 	cap->stats.write_errors++;
+	if (!cap->first_errno)
+		cap->first_errno = err;
 	if (!cap->write_error_logged) {
 		log_err("capture: %s %s: %s; capture stops for this file, "
 			"further errors are only counted",
@@ -270,4 +273,9 @@ void capture_free(struct capture *cap)
 		 (unsigned long long)cap->stats.frame_errors,
 		 (unsigned long long)cap->stats.write_errors);
 	free(cap);
+}
+
+int capture_error(const struct capture *cap)
+{
+	return cap && cap->first_errno ? -cap->first_errno : 0;
 }

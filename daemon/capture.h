@@ -74,6 +74,8 @@ void capture_mad(struct capture *cap, enum capture_dir dir,
 void capture_flush(struct capture *cap);
 
 const struct capture_stats *capture_stats(const struct capture *cap);
+/* The first failure to create or write a file as -errno, or 0. */
+int capture_error(const struct capture *cap);
 
 /* Flush, close the files and free; NULL is a no-op. */
 void capture_free(struct capture *cap);

@@ -57,6 +57,51 @@ static void cmd_log_rej(const char *dir, uint16_t port,
 								   "?");
 }
 
+struct cmd_port_counters *cmd_port_counters(struct cmd *cmd, uint16_t port)
+{
+	unsigned int i;
+
+	if (!cmd->xport || !cmd->port_cnt || port < cmd->xport->first_index)
+		return NULL;
+	i = port - cmd->xport->first_index;
+	return i < cmd->n_ports ? &cmd->port_cnt[i] : NULL;
+}
+
+static bool cm_type_ok(enum cm_msg_type t)
+{
+	return (unsigned int)t < CM_MSG__COUNT;
+}
+
+/*
+ * ops: the engine counts a retransmission just before it hands the MAD
+ * to us, so a count above what was already charged to a port makes this
+ * send a retransmission, on this port.
+ */
+static void count_tx(struct cmd *cmd, uint16_t port, enum cm_msg_type t,
+		     bool ok)
+{
+	struct cmd_port_counters *pc = cmd_port_counters(cmd, port);
+	const struct eng_counters *e = eng_counters(cmd->eng);
+	bool retx = false;
+
+	if (cm_type_ok(t) && e->retransmitted[t] != cmd->retx_seen[t]) {
+		cmd->retx_seen[t] = e->retransmitted[t];
+		retx = true;
+	}
+	if (!pc)
+		return;
+	if (!ok) {
+		pc->mad_tx_errors++;
+		return;
+	}
+	pc->mad_tx++;
+	if (cm_type_ok(t)) {
+		pc->msg[CMD_PC_SENT][t]++;
+		if (retx)
+			pc->msg[CMD_PC_RETRANSMITTED][t]++;
+	}
+}
+
 static int eng_send_cb(void *ctx, const struct eng_addr *to,
 		       const struct cm_msg *msg)
 {
@@ -66,6 +111,7 @@ static int eng_send_cb(void *ctx, const struct eng_addr *to,
 
 	if (!rc)
 		rc = xport_send(cmd->xport, to->port, to, mad);
+	count_tx(cmd, to->port, msg->type, !rc);
 	if (rc) {
 		cmd->counters.mad_tx_errors++;
 		log_debug("send %s on port %u: %s", cm_msg_type_name(msg->type),
@@ -119,10 +165,16 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	}
 	for (int i = 0; i < n; i++) {
+		struct cmd_port_counters *pc =
+			cmd_port_counters(cmd, rx[i].port);
+		const struct eng_counters *e = eng_counters(cmd->eng);
+		uint64_t dup[CM_MSG__COUNT], unexp[CM_MSG__COUNT];
 		struct cm_msg msg;
 		struct cm_fault f;
 
 		cmd->counters.mad_rx++;
+		if (pc)
+			pc->mad_rx++;
 		/* ops: every MAD that arrived, malformed ones too */
 		capture_mad(cmd->cap, CAPTURE_RX,
 			    xport_port(cmd->xport, rx[i].port), &rx[i].from,
@@ -132,9 +184,13 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 				(uint16_t)(rx[i].mad[16] << 8 | rx[i].mad[17]));
 
 			cmd->counters.mad_malformed++;
+			if (pc)
+				pc->mad_malformed++;
 			if (type >= 0)
 				eng_count_malformed(cmd->eng,
 						    (enum cm_msg_type)type);
+			if (pc && type >= 0 && type < CM_MSG__COUNT)
+				pc->msg[CMD_PC_MALFORMED][type]++;
 			log_debug("port %u: dropped malformed MAD: %s%s%s",
 				  rx[i].port, cm_fault_str(f.code),
 				  f.field ? " in " : "",
@@ -145,7 +201,19 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 			cmd->counters.mad_reserved_set++;
 		if (msg.type == CM_MSG_REJ)
 			cmd_log_rej("from", rx[i].port, &rx[i].from, &msg);
+		if (pc && cm_type_ok(msg.type))
+			pc->msg[CMD_PC_RECEIVED][msg.type]++;
+		/* ops: what the engine made of it (duplicate, unexpected)
+		 * is charged to the port it came in on. */
+		memcpy(dup, e->duplicates, sizeof(dup));
+		memcpy(unexp, e->unexpected, sizeof(unexp));
 		eng_recv(cmd->eng, rx[i].port, &rx[i].from, &msg, now);
+		for (unsigned int t = 0; pc && t < CM_MSG__COUNT; t++) {
+			pc->msg[CMD_PC_DUPLICATES][t] +=
+				e->duplicates[t] - dup[t];
+			pc->msg[CMD_PC_UNEXPECTED][t] +=
+				e->unexpected[t] - unexp[t];
+		}
 	}
 }
 
@@ -290,11 +358,22 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 		has_ib |= p->link == XPORT_LINK_IB;
 		has_roce |= p->link == XPORT_LINK_ROCE;
 	}
+	cmd->has_ib = has_ib;
+	cmd->has_roce = has_roce;
+	cmd->n_ports = xport_port_count(cmd->xport);
+	cmd->port_cnt =
+		calloc(cmd->n_ports ? cmd->n_ports : 1, sizeof(*cmd->port_cnt));
+	if (!cmd->port_cnt) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	/* ops: capture failures are logged and counted, never fatal */
 	if (cfg->pcap_path) {
 		cmd->cap = capture_new(loop, cfg->pcap_path, has_ib, has_roce);
 		if (!cmd->cap)
 			log_err("capture: %s: out of memory", cfg->pcap_path);
+		else
+			cmd->counters.captures_started++;
 	}
 	cmd->srv = srv_new(loop, &scfg, &hooks, cmd);
 	if (!cmd->srv) {
@@ -313,6 +392,8 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	ev_prepare_start(loop, &cmd->prepare);
 	return 0;
 fail:
+	free(cmd->port_cnt);
+	cmd->port_cnt = NULL;
 	xport_close(cmd->xport);
 	eng_free(cmd->eng);
 	cmd->xport = NULL;
@@ -341,5 +422,39 @@ void cmd_fini(struct cmd *cmd)
 	hmap_free(&cmd->clients);
 	eng_free(cmd->eng);
 	capture_free(cmd->cap); /* after the tails above went out */
+	cmd->cap = NULL;
 	xport_close(cmd->xport);
+	free(cmd->port_cnt);
+	cmd->port_cnt = NULL;
+}
+
+/*
+ * ops: CAPTURE at run time. The loop is the only thread and capture_mad()
+ * reads cmd->cap afresh for every MAD, so swapping it here is safe; the
+ * old capture is flushed and closed before the new file is created, so
+ * both may name the same file.
+ */
+int cmd_capture(struct cmd *cmd, const char *path)
+{
+	struct capture *cap;
+	int err;
+
+	if (cmd->cap) {
+		log_info("capture: stopped");
+		capture_free(cmd->cap);
+		cmd->cap = NULL;
+	}
+	if (!path)
+		return 0;
+	cap = capture_new(cmd->loop, path, cmd->has_ib, cmd->has_roce);
+	if (!cap)
+		return -ENOMEM;
+	err = capture_error(cap);
+	if (err) {
+		capture_free(cap);
+		return err;
+	}
+	cmd->cap = cap;
+	cmd->counters.captures_started++;
+	return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <ev.h>
 
+#include "authz.h"
 #include "cm_engine.h"
 #include "hmap.h"
 #include "path.h"
@@ -33,6 +34,16 @@ struct cmd_config {
 	unsigned int max_ids; /* per client */
 	unsigned int max_queued; /* messages queued per client */
 	const char *pcap_path; /* --pcap: capture CM MADs here, or NULL */
+	/* LISTEN policy and per-user limits (authz.h); NULL: none. */
+	struct authz *authz;
+	/*
+	 * ops: --admin-group / admin-group: members (primary or
+	 * supplementary) may read every client's ids and the GLOBAL and
+	 * PORT counters and run CAPTURE, as root may. Resolved at start.
+	 */
+	const char *admin_group;
+	bool has_admin_gid;
+	gid_t admin_gid;
 };
 
 struct capture;
@@ -46,6 +57,9 @@ struct api_id {
 	uint32_t unacked_seq; /* 0: nothing outstanding */
 	uint8_t qp_type; /* enum cmp_qp_type */
 	bool listener;
+	/* ops: when the handshake began (REQ sent or received), for the
+	 * setup latency histogram; 0 when not timing. */
+	uint64_t setup_start;
 	struct cmp_id_info info; /* what QUERY_ID reports */
 	LIST_ENTRY(api_id) link; /* in its client's list */
 };
@@ -55,6 +69,36 @@ struct api_client {
 	struct srv_client *client;
 	unsigned int nids;
 	LIST_HEAD(, api_id) ids;
+	/* ops: COUNTERS scope CLIENT */
+	uint64_t requests; /* after HELLO */
+	uint64_t events_sent;
+	int8_t admin; /* -1: not looked up yet, else 0 or 1 */
+};
+
+/*
+ * ops: connection setup latency, log2 buckets of microseconds: bucket i
+ * counts setups of at most 2^i us (and more than 2^(i-1)); the last one
+ * everything slower than 2^(CMD_SETUP_BUCKETS - 2) us (about 33 s).
+ */
+#define CMD_SETUP_BUCKETS 27
+
+/* ops: per port and CM message type, as the loop sees MADs (cmd.c). */
+enum cmd_pc_kind {
+	CMD_PC_SENT,
+	CMD_PC_RECEIVED,
+	CMD_PC_RETRANSMITTED,
+	CMD_PC_DUPLICATES,
+	CMD_PC_UNEXPECTED,
+	CMD_PC_MALFORMED,
+	CMD_PC__COUNT,
+};
+
+struct cmd_port_counters {
+	uint64_t msg[CMD_PC__COUNT][CM_MSG__COUNT];
+	uint64_t mad_rx;
+	uint64_t mad_tx;
+	uint64_t mad_tx_errors;
+	uint64_t mad_malformed; /* unknown attribute ids included */
 };
 
 struct cmd_counters {
@@ -64,6 +108,10 @@ struct cmd_counters {
 	uint64_t mad_tx;
 	uint64_t mad_tx_errors;
 	uint64_t port_events;
+	uint64_t setup_us[CMD_SETUP_BUCKETS];
+	uint64_t setup_count;
+	uint64_t setup_us_sum;
+	uint64_t captures_started; /* --pcap and CAPTURE START */
 };
 
 struct cmd {
@@ -79,7 +127,13 @@ struct cmd {
 	struct hmap ids; /* id -> struct api_id */
 	struct hmap clients; /* client serial -> struct api_client */
 	struct cmd_counters counters;
-	struct capture *cap; /* --pcap (capture.h), or NULL */
+	struct capture *cap; /* --pcap or CAPTURE (capture.h), or NULL */
+	bool has_ib, has_roce; /* link layers served, for capture_new */
+	/* Per port, by index - xport->first_index; n_ports of them. */
+	struct cmd_port_counters *port_cnt;
+	unsigned int n_ports;
+	/* The engine's retransmitted counts already charged to a port. */
+	uint64_t retx_seen[CM_MSG__COUNT];
 	uint32_t rnd[64];
 	unsigned int nrnd;
 };
@@ -105,5 +159,13 @@ void api_deliver(void *ctx, const struct eng_event *ev);
 bool api_owner_has_room(void *ctx, uint64_t owner);
 /* Fail the handshakes of ids on a port that went down. */
 void api_port_down(struct cmd *cmd, uint16_t port, bool removed);
+
+/* ops: the counters of a port index, or NULL for one not served. */
+struct cmd_port_counters *cmd_port_counters(struct cmd *cmd, uint16_t port);
+/*
+ * ops: start capturing into path (NULL: stop). Returns 0 or -errno (the
+ * files could not be created); a running capture is closed first.
+ */
+int cmd_capture(struct cmd *cmd, const char *path);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@ struct opts {
 	int cmdline_level;
 	bool file_level_set;
 	enum log_level file_level;
+	/* authz rules: where the option being applied comes from */
+	char origin[PATH_MAX + 16];
 };
 
 static void usage(FILE *f)
@@ -73,10 +76,23 @@ static void usage(FILE *f)
 		"      --max-ids N          ids per client (default 65536)\n"
 		"      --max-queued N       messages queued per client "
 		"(default 65536)\n"
+		"      --listen-allow 'WHO SIDS'  who may LISTEN on which "
+		"service ids\n"
+		"      --listen-deny 'WHO SIDS'   (repeat; first match wins; "
+		"cmd(8))\n"
+		"      --max-ids-per-user N       ids of one uid, all its "
+		"clients (0: no limit)\n"
+		"      --max-listeners-per-user N (default 0: no limit)\n"
+		"      --max-held-per-user N      REQs one uid's listeners may "
+		"hold (0: no limit)\n"
 		"      --pcap FILE          capture CM MADs to FILE (pcap; IB "
 		"ports to FILE.ib\n"
 		"                           when RoCE ports share the "
 		"capture)\n"
+		"      --admin-group NAME   members may read all ids, the "
+		"global and port\n"
+		"                           counters, and start a capture "
+		"(as root may)\n"
 		"  -h, --help               this text\n"
 		"  -V, --version            the version\n",
 		CMD_DEFAULT_SOCKET);
@@ -100,6 +116,12 @@ enum {
 	OPT_MAX_IDS,
 	OPT_MAX_QUEUED,
 	OPT_PCAP,
+	OPT_ADMIN_GROUP,
+	OPT_LISTEN_ALLOW,
+	OPT_LISTEN_DENY,
+	OPT_MAX_IDS_USER,
+	OPT_MAX_LISTENERS_USER,
+	OPT_MAX_HELD_USER,
 };
 
 static const struct option long_opts[] = {
@@ -120,6 +142,13 @@ static const struct option long_opts[] = {
 	{ "max-ids", required_argument, NULL, OPT_MAX_IDS },
 	{ "max-queued", required_argument, NULL, OPT_MAX_QUEUED },
 	{ "pcap", required_argument, NULL, OPT_PCAP },
+	{ "admin-group", required_argument, NULL, OPT_ADMIN_GROUP },
+	{ "listen-allow", required_argument, NULL, OPT_LISTEN_ALLOW },
+	{ "listen-deny", required_argument, NULL, OPT_LISTEN_DENY },
+	{ "max-ids-per-user", required_argument, NULL, OPT_MAX_IDS_USER },
+	{ "max-listeners-per-user", required_argument, NULL,
+	  OPT_MAX_LISTENERS_USER },
+	{ "max-held-per-user", required_argument, NULL, OPT_MAX_HELD_USER },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -273,6 +302,35 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 	case OPT_PCAP:
 		c->pcap_path = arg;
 		return 0;
+	case OPT_ADMIN_GROUP: {
+		/* ops: resolved once, at start (and checked on reload). */
+		struct group *g = getgrnam(arg);
+
+		if (!g) {
+			fprintf(stderr, "cmd: %s: no group '%s'\n", name, arg);
+			return -EINVAL;
+		}
+		c->admin_group = arg;
+		c->admin_gid = g->gr_gid;
+		c->has_admin_gid = true;
+		return 0;
+	}
+	case OPT_LISTEN_ALLOW:
+	case OPT_LISTEN_DENY:
+		return authz_add_rule(c->authz, opt == OPT_LISTEN_ALLOW, arg,
+				      from_file ? o->origin : "command line");
+	case OPT_MAX_IDS_USER:
+	case OPT_MAX_LISTENERS_USER:
+	case OPT_MAX_HELD_USER: {
+		struct authz_limits *lim = authz_limits(c->authz);
+
+		if (number(name, arg, 1u << 24, &v))
+			return -EINVAL;
+		*(opt == OPT_MAX_IDS_USER	? &lim->ids :
+		  opt == OPT_MAX_LISTENERS_USER ? &lim->listeners :
+						  &lim->held) = (unsigned int)v;
+		return 0;
+	}
 	}
 	return -EINVAL;
 }
@@ -325,6 +383,7 @@ static int config_file(struct opts *o, const char *path, bool reload)
 			rc = -EINVAL;
 			break;
 		}
+		snprintf(o->origin, sizeof(o->origin), "%s:%u", path, lineno);
 		if (reload) {
 			if (opt->val == 'l') {
 				rc = level_parse(val, &o->file_level);
@@ -456,8 +515,8 @@ static void report_ports(const struct xport_open_report *r)
 			log_info("%s port %u: serving (port index %u)", p->dev,
 				 p->port_num, p->index);
 		else
-			log_err("%s port %u: not served: %s", p->dev,
-				p->port_num, p->message);
+			/* The message names the device and port. */
+			log_err("not served: %s", p->message);
 	}
 }
 
@@ -486,6 +545,11 @@ int main(int argc, char **argv)
 	o.cfg.max_ids = 65536;
 	o.cfg.max_queued = 65536;
 	o.cmdline_level = -1;
+	o.cfg.authz = authz_new();
+	if (!o.cfg.authz) {
+		fprintf(stderr, "cmd: out of memory\n");
+		return 1;
+	}
 
 	/*
 	 * The default config file, when it exists and no --config is given,
@@ -527,6 +591,8 @@ int main(int argc, char **argv)
 	}
 	if (!o.cfg.xport.sim_port_count)
 		o.cfg.xport.sim_port_count = 1;
+	if (authz_set_listener_held(o.cfg.authz, o.cfg.eng.max_held))
+		return 2;
 	if (getenv("JOURNAL_STREAM") || getenv("INVOCATION_ID"))
 		log_set_sink(stderr_sink, NULL);
 	o.cfg.listen_fd = inherited_socket();
@@ -546,6 +612,14 @@ int main(int argc, char **argv)
 	ev_signal_init(&sighup, reload_cb, SIGHUP);
 	sighup.data = &o;
 	ev_signal_start(loop, &sighup);
+	{
+		const struct authz_limits *lim = authz_limits(o.cfg.authz);
+
+		log_info("authorization: %u listen rule(s); per user: ids %u, "
+			 "listeners %u, held REQs %u (0: no limit)",
+			 authz_rule_count(o.cfg.authz), lim->ids,
+			 lim->listeners, lim->held);
+	}
 	log_info("cmd %s: serving %u port(s) on %s", CMD_VERSION,
 		 xport_port_count(cmd.xport),
 		 o.cfg.listen_fd >= 0 ? "an inherited socket" :
@@ -561,5 +635,6 @@ int main(int argc, char **argv)
 	notify(status);
 	ev_run(loop, 0);
 	cmd_fini(&cmd);
+	authz_free(o.cfg.authz);
 	return 0;
 }

@@ -30,6 +30,8 @@ enum sim_msg_type {
 	SIM_CTL_SET = 4,
 	SIM_CTL_STATS = 5,
 	SIM_CTL_REPLY = 6,
+	SIM_CTL_PORT = 7, /* control -> hub: a port goes down or up */
+	SIM_PORT_STATE = 8, /* hub -> daemon: a port's new state */
 };
 
 struct sim_hdr {
@@ -131,6 +133,29 @@ struct sim_stats {
 
 struct sim_ctl_stats {
 	struct sim_hdr hdr;
+};
+
+/*
+ * Port life cycle (issue 7, item 6): port 'port' (0-based in the node's
+ * hello) of node 'node' goes down (up 0) or comes back (up 1). The hub
+ * tells that daemon with SIM_PORT_STATE and, while the port is down, drops
+ * every MAD from or to it (counted as dropped). Reply: SIM_CTL_REPLY,
+ * status -ENOENT for an unknown node or port.
+ */
+struct sim_ctl_port {
+	struct sim_hdr hdr;
+	uint16_t node;
+	uint16_t port;
+	uint8_t up;
+	uint8_t rsvd[3];
+};
+
+/* hub -> daemon: as the verbs events PORT_ERR / PORT_ACTIVE. */
+struct sim_port_state {
+	struct sim_hdr hdr;
+	uint16_t port;
+	uint8_t up;
+	uint8_t rsvd;
 };
 
 struct sim_ctl_reply {

@@ -158,6 +158,28 @@ static void sim_hub_gone(struct xport_sim *s)
 	}
 }
 
+/*
+ * The hub took one of our ports down or brought it back (cmhub --ctl
+ * port): as the verbs PORT_ERR / PORT_ACTIVE events do for umad.
+ */
+static void sim_port_state(struct xport *x, const struct sim_port_state *m)
+{
+	struct xport_event ev;
+	struct xport_port *p;
+
+	if (m->port >= x->n_ports) {
+		x->counters.rx_dropped++;
+		return;
+	}
+	p = &x->ports[m->port];
+	p->state = m->up ? XPORT_PORT_ACTIVE : XPORT_PORT_DOWN;
+	ev.type = m->up ? XPORT_EV_PORT_ACTIVE : XPORT_EV_PORT_DOWN;
+	ev.index = p->index;
+	ev.port = p;
+	if (x->event_cb)
+		x->event_cb(x->event_ctx, &ev);
+}
+
 /* Fill one xport_rx from a hub packet; false: not a MAD for our ports. */
 static bool sim_take(struct xport *x, const struct sim_mad *m, size_t len,
 		     struct xport_rx *rx)
@@ -223,6 +245,13 @@ static int sim_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 			if (!mh[i].msg_len) {
 				sim_hub_gone(s);
 				return n ? (int)n : -ENOTCONN;
+			}
+			if (mh[i].msg_len == sizeof(struct sim_port_state) &&
+			    m[i].hdr.type == SIM_PORT_STATE) {
+				sim_port_state(
+					x,
+					(const struct sim_port_state *)&m[i]);
+				continue;
 			}
 			if (sim_take(x, &m[i], mh[i].msg_len, &rx[n]))
 				n++;

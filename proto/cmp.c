@@ -149,6 +149,8 @@ static int cmp_fixed_size(unsigned int type)
 		return sizeof(struct cmp_ports);
 	case CMP_TYPE_PORTS_REPLY:
 		return offsetof(struct cmp_ports_reply, entries);
+	case CMP_TYPE_CAPTURE:
+		return sizeof(struct cmp_capture);
 	case CMP_TYPE_EVENT:
 		return offsetof(struct cmp_event, req_received);
 	case CMP_TYPE_DESTROY_ID_REPLY:
@@ -166,6 +168,7 @@ static int cmp_fixed_size(unsigned int type)
 	case CMP_TYPE_SIDR_REQ_REPLY:
 	case CMP_TYPE_SIDR_REP_REPLY:
 	case CMP_TYPE_ACK_EVENT_REPLY:
+	case CMP_TYPE_CAPTURE_REPLY:
 		return sizeof(struct cmp_reply);
 	}
 	return -1;
@@ -508,6 +511,18 @@ static int cmp_check_counters(const struct cmp_counters *m, const char **why)
 	CMP_BAD("COUNTERS scope unknown");
 }
 
+static int cmp_check_capture(const struct cmp_capture *m, const char **why)
+{
+	CMP_RANGE(m->op, CMP_CAPTURE_START, CMP_CAPTURE_OP_MAX, "CAPTURE op");
+	CMP_RSVD(m->rsvd0, "CAPTURE");
+	CMP_STR(m->path, "CAPTURE path");
+	if (m->op == CMP_CAPTURE_START && !m->path[0])
+		CMP_BAD("CAPTURE START without a path");
+	if (m->op == CMP_CAPTURE_STOP && m->path[0])
+		CMP_BAD("CAPTURE STOP with a path");
+	return 0;
+}
+
 static int cmp_check_id_info(const struct cmp_id_info *m, const char **why)
 {
 	int ret;
@@ -818,7 +833,8 @@ static bool cmp_type_has_id(enum cmp_type type)
 {
 	return cmp_type_is_request(type) && type != CMP_TYPE_HELLO &&
 	       type != CMP_TYPE_CREATE_ID && type != CMP_TYPE_LIST &&
-	       type != CMP_TYPE_COUNTERS && type != CMP_TYPE_PORTS;
+	       type != CMP_TYPE_COUNTERS && type != CMP_TYPE_PORTS &&
+	       type != CMP_TYPE_CAPTURE;
 }
 
 /* The body's content, once its length is known to be body_len. */
@@ -929,6 +945,8 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 		return 0;
 	case CMP_TYPE_PORTS_REPLY:
 		return cmp_check_ports_reply(&msg->ports_reply, why);
+	case CMP_TYPE_CAPTURE:
+		return cmp_check_capture(&msg->capture, why);
 	case CMP_TYPE_EVENT:
 		return cmp_check_event(&msg->event, why);
 	case CMP_TYPE_DESTROY_ID_REPLY:
@@ -946,6 +964,7 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 	case CMP_TYPE_SIDR_REQ_REPLY:
 	case CMP_TYPE_SIDR_REP_REPLY:
 	case CMP_TYPE_ACK_EVENT_REPLY:
+	case CMP_TYPE_CAPTURE_REPLY:
 		CMP_RSVD(msg->reply.rsvd0, "reply");
 		return 0;
 	}
@@ -1082,6 +1101,8 @@ const char *cmp_type_name(enum cmp_type type)
 		return "COUNTERS";
 	case CMP_TYPE_PORTS:
 		return "PORTS";
+	case CMP_TYPE_CAPTURE:
+		return "CAPTURE";
 	case CMP_TYPE_EVENT:
 		return "EVENT";
 	case CMP_TYPE_HELLO_REPLY:
@@ -1126,6 +1147,8 @@ const char *cmp_type_name(enum cmp_type type)
 		return "COUNTERS_REPLY";
 	case CMP_TYPE_PORTS_REPLY:
 		return "PORTS_REPLY";
+	case CMP_TYPE_CAPTURE_REPLY:
+		return "CAPTURE_REPLY";
 	}
 	return "unknown";
 }

@@ -105,6 +105,8 @@
 /* IBV_SYSFS_NAME_MAX: the longest RDMA device name libibverbs reports. */
 #define CMP_DEV_NAME_SIZE 64
 #define CMP_COUNTER_NAME_SIZE 32
+/* A file name in CAPTURE, NUL included. */
+#define CMP_PATH_SIZE 256
 
 /* QPNs and PSNs are 24 bits wide (IBTA Table 106: Local QPN, PSN). */
 #define CMP_QPN_MAX 0xffffff
@@ -157,6 +159,7 @@ enum cmp_type {
 	CMP_TYPE_LIST = 0x13,
 	CMP_TYPE_COUNTERS = 0x14,
 	CMP_TYPE_PORTS = 0x15,
+	CMP_TYPE_CAPTURE = 0x16,
 
 	CMP_TYPE_EVENT = 0x40,
 
@@ -182,9 +185,10 @@ enum cmp_type {
 	CMP_TYPE_LIST_REPLY = CMP_REPLY_BIT | CMP_TYPE_LIST,
 	CMP_TYPE_COUNTERS_REPLY = CMP_REPLY_BIT | CMP_TYPE_COUNTERS,
 	CMP_TYPE_PORTS_REPLY = CMP_REPLY_BIT | CMP_TYPE_PORTS,
+	CMP_TYPE_CAPTURE_REPLY = CMP_REPLY_BIT | CMP_TYPE_CAPTURE,
 };
 /* Requests are numbered densely from 1, which loops in tests rely on. */
-#define CMP_TYPE_REQUEST_MAX CMP_TYPE_PORTS
+#define CMP_TYPE_REQUEST_MAX CMP_TYPE_CAPTURE
 
 /* True for a request type; replies and EVENT are sent by the daemon. */
 static inline bool cmp_type_is_request(unsigned int type)
@@ -915,6 +919,27 @@ struct cmp_ports_reply {
 	struct cmp_port_entry entries[CMP_PORTS_BATCH_MAX];
 };
 
+/* What CAPTURE does. */
+enum cmp_capture_op {
+	CMP_CAPTURE_START = 1, /* capture into path (absolute, non-empty) */
+	CMP_CAPTURE_STOP = 2, /* stop capturing; path is empty */
+};
+#define CMP_CAPTURE_OP_MAX CMP_CAPTURE_STOP
+
+/*
+ * CAPTURE: start or stop the daemon's MAD capture at run time (as
+ * cmd --pcap does at start). Only root or a member of the daemon's admin
+ * group may; others get -EPERM. The daemon opens the file itself, so
+ * path must be absolute (-EINVAL otherwise). START while a capture runs
+ * closes that one first; STOP with none running is not an error. The
+ * reply is the plain struct cmp_reply.
+ */
+struct cmp_capture {
+	uint8_t op; /* enum cmp_capture_op */
+	uint8_t rsvd0[7];
+	char path[CMP_PATH_SIZE]; /* START only */
+};
+
 /*
  * The reply to every other request, and the common start of every reply:
  * status is 0 or a negative errno. When status is not 0, everything after
@@ -1179,6 +1204,7 @@ struct cmp_msg {
 		struct cmp_counters_reply counters_reply;
 		struct cmp_ports ports;
 		struct cmp_ports_reply ports_reply;
+		struct cmp_capture capture;
 		/* Every reply type, read as its common start. */
 		struct cmp_reply reply;
 		struct cmp_event event;
@@ -1343,6 +1369,8 @@ CMP_ASSERT_OFF(cmp_port_entry, port_num, 88);
 CMP_ASSERT_OFF(cmp_port_entry, rsvd0, 95);
 CMP_ASSERT_OFF(cmp_port_entry, gids, 96);
 CMP_ASSERT_OFF(cmp_ports_reply, entries, 16);
+CMP_ASSERT_SIZE(cmp_capture, 264);
+CMP_ASSERT_OFF(cmp_capture, path, 8);
 CMP_ASSERT_SIZE(cmp_reply, 8);
 
 CMP_ASSERT_SIZE(cmp_ev_req, 256);

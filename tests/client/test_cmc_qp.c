@@ -340,6 +340,7 @@ static void test_passive_flow(void **state)
 	struct cmc_event *ev;
 	struct ibv_qp_attr a;
 	struct cmp_msg m;
+	uint32_t rq;
 	int mask;
 	struct cmc_accept_param ap = {
 		.qp_num = 0x4444,
@@ -369,14 +370,19 @@ static void test_passive_flow(void **state)
 	assert_int_equal(a.port_num, 1);
 	assert_int_equal(cmc_init_qp_attr(n, IBV_QPS_RTR, &a, &mask), 0);
 	assert_int_equal(a.dest_qp_num, 0x777);
-	assert_int_equal(a.rq_psn, 0x888);
+	/* Linux's reading of Starting PSN: our RQ starts at the PSN the REP
+	 * will announce, chosen now (RTR before ACCEPT), not ap's. */
+	rq = a.rq_psn;
+	assert_true(rq > 0 && rq <= 0xffffff);
 	/* Before ACCEPT: the most the REQ allows us to serve. */
 	assert_int_equal(a.max_dest_rd_atomic, 3);
 	assert_int_equal(a.ah_attr.is_global, 1);
 	assert_int_equal(cmc_init_qp_attr(n, IBV_QPS_RTS, &a, &mask), -EINVAL);
 	assert_int_equal(cmc_accept(n, &ap), 0);
 	assert_int_equal(cmc_init_qp_attr(n, IBV_QPS_RTS, &a, &mask), 0);
-	assert_int_equal(a.sq_psn, 0x55);
+	assert_int_equal(a.sq_psn, 0x888);
+	assert_int_equal(fake_last(x->f, CMP_TYPE_ACCEPT)->accept.start_psn,
+			 rq);
 	assert_int_equal(a.max_rd_atomic, 1);
 	assert_int_equal(a.retry_cnt, 5);
 	assert_int_equal(a.rnr_retry, 4);
@@ -441,12 +447,12 @@ static void test_active_flow(void **state)
 	assert_int_equal(ev->type, CMC_EVENT_REP_RECEIVED);
 	assert_int_equal(cmc_init_qp_attr(id, IBV_QPS_RTR, &a, &mask), 0);
 	assert_int_equal(a.dest_qp_num, 0xabc);
-	assert_int_equal(a.rq_psn, 0xdef);
+	assert_int_equal(a.rq_psn, 0x901);
 	assert_int_equal(a.max_dest_rd_atomic, 2);
 	assert_int_equal(a.ah_attr.dlid, 0x22);
 	assert_int_equal(a.ah_attr.is_global, 0);
 	assert_int_equal(cmc_init_qp_attr(id, IBV_QPS_RTS, &a, &mask), 0);
-	assert_int_equal(a.sq_psn, 0x901);
+	assert_int_equal(a.sq_psn, 0xdef);
 	assert_int_equal(a.max_rd_atomic, 1);
 	assert_int_equal(a.retry_cnt, 3);
 	assert_int_equal(a.rnr_retry, 6);

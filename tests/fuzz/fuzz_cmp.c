@@ -301,6 +301,10 @@ static void build_request(struct cmp_msg *m, enum cmp_type type)
 	case CMP_TYPE_PORTS:
 		m->ports.cursor = 23;
 		break;
+	case CMP_TYPE_CAPTURE:
+		m->capture.op = CMP_CAPTURE_START;
+		strcpy(m->capture.path, "/var/tmp/cm.pcap");
+		break;
 	default:
 		FUZZ_CHECK(!"not a request type");
 	}

@@ -183,31 +183,61 @@ bool rb_daemon_alive(unsigned int idx)
 	return true;
 }
 
-static void stop_pid(pid_t pid)
+/*
+ * SIGTERM and wait (10 s, then SIGKILL). A program that ends in any other
+ * way than exit status 0 fails the test: that is how a sanitizer report
+ * in a daemon (ASan/UBSan abort, LeakSanitizer's non-zero exit at the end,
+ * see meson.build's asan setup) or a crash on the way out is noticed, as
+ * the report itself only goes to the daemon's log. Returns true when ok.
+ */
+static bool stop_pid(pid_t pid, const char *what, const char *log)
 {
-	int status;
+	char cmd[300];
+	int status = 0;
+	bool done = false;
 
 	if (pid <= 0)
-		return;
+		return true;
 	kill(pid, SIGTERM);
-	for (int i = 0; i < 300; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return;
-		usleep(10000);
+	for (int i = 0; i < 1000 && !done; i++) {
+		done = waitpid(pid, &status, WNOHANG) == pid;
+		if (!done)
+			usleep(10000);
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
+	if (!done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fprintf(stderr, "FAIL: %s (pid %d) did not stop on SIGTERM\n",
+			what, (int)pid);
+		return false;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return true;
+	fprintf(stderr, "FAIL: %s (pid %d) ended with %s %d after SIGTERM\n",
+		what, (int)pid, WIFSIGNALED(status) ? "signal" : "exit status",
+		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	if (log) {
+		fprintf(stderr, "--- %s (tail)\n", log);
+		snprintf(cmd, sizeof(cmd), "tail -n 60 %s >&2", log);
+		if (system(cmd) < 0)
+			perror("system");
+	}
+	return false;
 }
 
 void rb_fabric_stop(void)
 {
-	char cmd[160];
+	char cmd[160], what[32], log[160];
+	bool ok = true;
 
 	for (unsigned int i = 0; i < rb_fab.n; i++) {
-		stop_pid(rb_fab.d[i].pid);
+		snprintf(what, sizeof(what), "cmd on node %u",
+			 rb_fab.d[i].node);
+		ok &= stop_pid(rb_fab.d[i].pid, what, rb_fab.d[i].log);
 		rb_fab.d[i].pid = 0;
 	}
-	stop_pid(rb_fab.hub_pid);
+	snprintf(log, sizeof(log), "%s/hub.log", rb_fab.dir);
+	ok &= stop_pid(rb_fab.hub_pid, "cmhub", rb_fab.dir[0] ? log : NULL);
 	rb_fab.hub_pid = 0;
 	if (rb_fab.dir[0] && !getenv("RB_KEEP")) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rb_fab.dir);
@@ -215,6 +245,8 @@ void rb_fabric_stop(void)
 			perror("system");
 	}
 	rb_fab.dir[0] = '\0';
+	if (!ok)
+		exit(1);
 }
 
 void rb_hub_set(const char *settings)

@@ -12,6 +12,9 @@
  *   cmhub --ctl SOCKET set [from=N] [to=N] [loss=P] [dup=P] [reorder=P]
  *                          [delay=MIN-MAX] [seed=N] [reset]
  *   cmhub --ctl SOCKET stats             print the counters
+ *   cmhub --ctl SOCKET port NODE PORT down|up
+ *                                        a node's port (0-based) goes
+ *                                        down or comes back
  * P is a percentage (fractions allowed), delays are in microseconds.
  */
 #include <errno.h>
@@ -62,6 +65,7 @@ struct hub_client {
 	uint16_t node;
 	uint16_t n_ports;
 	struct sim_port_decl ports[SIM_MAX_PORTS];
+	bool down[SIM_MAX_PORTS]; /* SIM_CTL_PORT: drop its MADs */
 	struct hub_pkt *q_head, *q_tail; /* waiting for socket space */
 	unsigned int q_len;
 	struct hub_pkt *held; /* held back to be reordered */
@@ -284,6 +288,10 @@ static void hub_mad(struct hub_client *src, const struct sim_mad *in)
 		h->st.unroutable++;
 		return;
 	}
+	if (src->down[in->port] || dst->down[dport]) {
+		h->st.dropped++;
+		return;
+	}
 	/* The receiver sees who sent it: the sender's LID, its source GID
 	 * when there was a GRH, QPN 1 (IBTA 13.5: CM MADs go via the GSI). */
 	memset(&out, 0, sizeof(out));
@@ -384,6 +392,29 @@ static int hub_set(struct hub *h, const struct sim_ctl_set *s)
 	return 0;
 }
 
+/* SIM_CTL_PORT: mark the port and tell its daemon. */
+static int hub_port(struct hub *h, const struct sim_ctl_port *m)
+{
+	struct sim_port_state ps = {
+		.hdr = { SIM_PORT_STATE, SIM_PROTO_VERSION },
+		.port = m->port,
+		.up = m->up ? 1 : 0,
+	};
+
+	for (struct hub_client *c = h->clients; c; c = c->next) {
+		if (!c->hello || c->node != m->node)
+			continue;
+		if (m->port >= c->n_ports)
+			return -ENOENT;
+		c->down[m->port] = !m->up;
+		if (send(c->fd, &ps, sizeof(ps), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+		    (ssize_t)sizeof(ps))
+			return -errno;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static bool hub_port_taken(struct hub *h, const struct sim_port_decl *d)
 {
 	for (struct hub_client *c = h->clients; c; c = c->next) {
@@ -462,8 +493,14 @@ static bool hub_msg(struct hub_client *c, const void *buf, size_t len)
 			return false;
 		hub_reply(c, 0);
 		return true;
+	case SIM_CTL_PORT:
+		if (c->hello || len != sizeof(struct sim_ctl_port))
+			return false;
+		hub_reply(c, hub_port(c->hub, buf));
+		return true;
 	case SIM_HELLO_ACK:
 	case SIM_CTL_REPLY:
+	case SIM_PORT_STATE:
 		break;
 	}
 	return false;
@@ -696,6 +733,7 @@ static int ctl_run(const char *path, int argc, char **argv)
 	union {
 		struct sim_ctl_set set;
 		struct sim_ctl_stats stats;
+		struct sim_ctl_port port;
 	} req;
 	struct sim_ctl_reply rep;
 	size_t len;
@@ -710,8 +748,22 @@ static int ctl_run(const char *path, int argc, char **argv)
 	} else if (argc == 1 && !strcmp(argv[0], "stats")) {
 		req.stats.hdr.type = SIM_CTL_STATS;
 		len = sizeof(req.stats);
+	} else if (argc == 4 && !strcmp(argv[0], "port")) {
+		uint64_t node, port;
+
+		if (ctl_u64(argv[1], UINT16_MAX, &node) ||
+		    ctl_u64(argv[2], SIM_MAX_PORTS - 1, &port) ||
+		    (strcmp(argv[3], "up") && strcmp(argv[3], "down"))) {
+			fprintf(stderr, "cmhub: port NODE PORT up|down\n");
+			return 2;
+		}
+		req.port.hdr.type = SIM_CTL_PORT;
+		req.port.node = (uint16_t)node;
+		req.port.port = (uint16_t)port;
+		req.port.up = !strcmp(argv[3], "up");
+		len = sizeof(req.port);
 	} else {
-		fprintf(stderr, "cmhub: --ctl SOCKET set ...|stats\n");
+		fprintf(stderr, "cmhub: --ctl SOCKET set ...|stats|port ...\n");
 		return 2;
 	}
 	req.set.hdr.version = SIM_PROTO_VERSION;
@@ -751,7 +803,8 @@ static void usage(FILE *f)
 		   "[dup=P] [reorder=P]\n"
 		   "                              [delay=MIN[-MAX]] [seed=N] "
 		   "[reset]\n"
-		   "       cmhub --ctl SOCKET stats\n");
+		   "       cmhub --ctl SOCKET stats\n"
+		   "       cmhub --ctl SOCKET port NODE PORT down|up\n");
 }
 
 int main(int argc, char **argv)

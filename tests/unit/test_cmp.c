@@ -452,6 +452,11 @@ static void build(struct cmp_msg *m, struct example ex)
 	case CMP_TYPE_PORTS:
 		m->ports.cursor = 0x7777;
 		break;
+	case CMP_TYPE_CAPTURE:
+		m->capture.op = CMP_CAPTURE_START;
+		snprintf(m->capture.path, sizeof(m->capture.path),
+			 "/var/tmp/cm.pcap");
+		break;
 	case CMP_TYPE_PORTS_REPLY:
 		m->ports_reply.count = 2;
 		m->ports_reply.next_cursor = 0x8888;
@@ -474,6 +479,7 @@ static void build(struct cmp_msg *m, struct example ex)
 	case CMP_TYPE_SIDR_REQ_REPLY:
 	case CMP_TYPE_SIDR_REP_REPLY:
 	case CMP_TYPE_ACK_EVENT_REPLY:
+	case CMP_TYPE_CAPTURE_REPLY:
 		/* A successful status-only reply is all zero. */
 		break;
 	}
@@ -1342,6 +1348,19 @@ static void test_malformed_requests(void **state)
 	    "COUNTERS PORT scope without device and port");
 	BAD(CMP_TYPE_COUNTERS, m->counters.rsvd0[5] = 1,
 	    "COUNTERS reserved bytes not zero");
+
+	BAD(CMP_TYPE_CAPTURE, m->capture.op = 0, "CAPTURE op out of range");
+	BAD(CMP_TYPE_CAPTURE, m->capture.op = 3, "CAPTURE op out of range");
+	BAD(CMP_TYPE_CAPTURE, m->capture.rsvd0[6] = 1,
+	    "CAPTURE reserved bytes not zero");
+	BAD(CMP_TYPE_CAPTURE, memset(m->capture.path, 'a', CMP_PATH_SIZE),
+	    "CAPTURE path not NUL-terminated");
+	BAD(CMP_TYPE_CAPTURE, m->capture.path[CMP_PATH_SIZE - 1] = 'x',
+	    "CAPTURE path not zero after its NUL");
+	BAD(CMP_TYPE_CAPTURE, memset(m->capture.path, 0, CMP_PATH_SIZE),
+	    "CAPTURE START without a path");
+	BAD(CMP_TYPE_CAPTURE, m->capture.op = CMP_CAPTURE_STOP,
+	    "CAPTURE STOP with a path");
 	BAD(CMP_TYPE_COUNTERS, m->counters.dev_name[63] = 'x',
 	    "COUNTERS device name not zero after its NUL");
 }
@@ -1828,7 +1847,8 @@ static void test_names(void **state)
 			    "NOTIFY_ESTABLISHED");
 	assert_string_equal(cmp_type_name(CMP_TYPE_EVENT), "EVENT");
 	assert_string_equal(cmp_type_name(CMP_TYPE_PORTS), "PORTS");
-	assert_int_equal(CMP_TYPE_PORTS, CMP_TYPE_REQUEST_MAX);
+	assert_string_equal(cmp_type_name(CMP_TYPE_CAPTURE), "CAPTURE");
+	assert_int_equal(CMP_TYPE_CAPTURE, CMP_TYPE_REQUEST_MAX);
 	assert_false(cmp_type_is_request(CMP_TYPE_REQUEST_MAX + 1));
 	assert_string_equal(cmp_type_name((enum cmp_type)0x7f), "unknown");
 	for (unsigned int e = CMP_EVENT_REQ_RECEIVED; e <= CMP_EVENT_MAX; e++) {

@@ -1,0 +1,432 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# interop.sh: cmd against the Linux kernel's own CM (ib_cm + rdma_cm), one
+# kernel, two soft-RoCE devices on a veth pair. Runs inside the VM of
+# tests/vm/run.sh --two-devices --with-kernel-cm (meson suite `interop`).
+#
+#   interop.sh BUILD_ROOT
+#
+# cmd registers the CM class on rxe0 first; only then does the harness load
+# ib_cm, rdma_cm and rdma_ucm, so the kernel CM owns rxe1 alone. cmd's side
+# runs client-lib/cmc_rping (rping's protocol over libcmclient's rdma_cm
+# addressing) on rxe0; the kernel's side runs Debian's rping (rdmacm-utils)
+# on rxe1. Addresses: the devices' IPv6 link-local GIDs (no routing needed).
+#
+#   to-kernel   cmc_rping -c -> rping -s: REQ with the CMA header and user
+#               private data, 3 pings with real RDMA read/write verified
+#               by cmc_rping byte for byte; cmd's side disconnects (DREQ
+#               from cmd, DREP from the kernel).
+#   from-kernel rping -c -V -> cmc_rping -s: the CMA header parsed (peer
+#               address and port), 3 pings verified by rping -V and by
+#               cmc_rping's pattern check; the kernel disconnects.
+#   reject-cmd  cmc_rping -s -R: rping -c reports RDMA_CM_EVENT_REJECTED,
+#               error 28.
+#   reject-kern cmc_rping -c to a port nobody listens on: REJ reason 8
+#               from the kernel, reported as "invalid service id".
+#   ipv4        10.0.0.1 on veth0, 10.0.0.2 on veth1 (policy routing, set up
+#               before cmd starts): cmc_rping -c -> rping -s and rping -c
+#               -V -> cmc_rping -s over ::ffff:10.0.0.x GIDs, 2 pings each,
+#               the IPv4 CMA header (0x40) both ways.
+#   mra         cmc_rping -s -b 1 -H 6000 and two rping -c at once: the
+#               second REQ waits in cmd (MRA sent); the kernel receives the
+#               MRA (ib_cm's cm_rx_msgs/mra), waits instead of failing,
+#               and both clients verify their data.
+#   end         cmctl counters: no transmit error, nothing malformed, no
+#               id or connection left; cmd exits 0.
+#
+# Few processes: every exec costs 50-150 ms in the TCG guest.
+# Exit: 0 pass, 1 fail, 77 not in a two-device VM with the kernel CM.
+set -u
+
+B=${1:?usage: interop.sh BUILD_ROOT}
+B=$(cd "$B" && pwd) || exit 1
+CMD=$B/daemon/cmd
+CMCTL=$B/client-lib/cmctl
+RP=$B/client-lib/cmc_rping
+T0=$EPOCHREALTIME
+failures=0
+pids=()
+
+if [ ! -e /sys/class/infiniband/rxe0 ] || [ ! -e /sys/class/infiniband/rxe1 ] ||
+	[ -z "${CMD_VM_CM_READY:-}" ]; then
+	echo "interop.sh: SKIP: needs tests/vm/run.sh --two-devices --with-kernel-cm"
+	exit 77
+fi
+if ! command -v rping >/dev/null; then
+	echo "interop.sh: SKIP: no rping (rdmacm-utils): run tests/vm/setup.sh"
+	exit 77
+fi
+dir=/run/cmd-interop.$$
+mkdir -p "$dir" || exit 1
+SOCK=$dir/cmd.sock
+mkfifo "$dir/nap" && exec {NAP_FD}<>"$dir/nap" || exit 1
+nap() { read -r -t "$1" -u "$NAP_FD" _ || :; }
+now_us() { echo "${EPOCHREALTIME/./}"; }
+elapsed() { printf '%.2f' "$((($(now_us) - ${T0/./}) / 10000))e-2"; }
+say() { echo "== [$(elapsed) s] $*"; }
+fail() {
+	echo "interop.sh: FAIL: $*"
+	failures=$((failures + 1))
+}
+count_lines() {
+	local n=0 line
+	[ -f "$1" ] || {
+		echo 0
+		return
+	}
+	while IFS= read -r line; do
+		[[ $line =~ $2 ]] && n=$((n + 1))
+	done <"$1"
+	echo "$n"
+}
+wait_line() {
+	local end=$(($(now_us) + ${3}000000))
+	while (($(now_us) < end)); do
+		[ "$(count_lines "$1" "$2")" -gt 0 ] && return 0
+		nap 0.05
+	done
+	return 1
+}
+wait_timeout() {
+	local end=$(($(now_us) + ${2}000000))
+	while kill -0 "$1" 2>/dev/null; do
+		if (($(now_us) >= end)); then
+			echo "interop.sh: pid $1 still running after $2 s: SIGTERM"
+			kill -TERM "$1" 2>/dev/null
+			break
+		fi
+		nap 0.05
+	done
+	wait "$1"
+}
+show() {
+	local line
+	while IFS= read -r line; do echo "   $line"; done <"$1"
+}
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+# A sysfs GID as an address rping and cmc_rping take (link-local + scope).
+gid_of() {
+	local g
+	read -r g <"/sys/class/infiniband/$1/ports/1/gids/$2" || return 1
+	echo "$g"
+}
+# ib_cm's counters of rxe1 port 1: group/name.
+kctr() {
+	local v=x
+	read -r v <"/sys/class/infiniband/rxe1/ports/1/$1" 2>/dev/null
+	echo "$v"
+}
+# Wait until the kernel has a listening rdma_cm id (rping -s is up).
+wait_kernel_listen() {
+	local end=$(($(now_us) + ${1}000000)) out
+	while (($(now_us) < end)); do
+		out=$(rdma res show cm_id 2>/dev/null)
+		[[ $out == *LISTEN* ]] && return 0
+		nap 0.1
+	done
+	return 1
+}
+
+# INTEROP_ONLY="to-kernel mra ...": run only those parts (debugging).
+ONLY=${INTEROP_ONLY:-all}
+want() { [[ $ONLY == all || " $ONLY " == *" $1 "* ]]; }
+hwctr() { # rxe's own counters of both devices, one line each
+	local d f v line
+	for d in rxe0 rxe1; do
+		line="   $d hw_counters:"
+		for f in "/sys/class/infiniband/$d/ports/1/hw_counters/"*; do
+			read -r v <"$f" || continue
+			[ "$v" = 0 ] || line+=" ${f##*/}=$v"
+		done
+		echo "$line"
+	done
+}
+
+say "kernel $(uname -r); rping from $(command -v rping)"
+A0=$(gid_of rxe0 "${CMD_VM_RXE0_GID_INDEX:-0}") || exit 1
+A1=$(gid_of rxe1 "${CMD_VM_RXE1_GID_INDEX:-0}") || exit 1
+echo "   rxe0 (cmd):    $A0 on veth0"
+echo "   rxe1 (kernel): $A1 on veth1"
+
+# ---- IPv4 between the two devices (before cmd reads its GID tables) ---------
+# One kernel routes traffic between its own addresses via lo; rxe needs it on
+# the veths: policy routing (rules 10/11 for locally sent packets, the local
+# table moved behind them). Rules 12/13 are for rdma_cm's passive side: it
+# checks a REQ (validate_ipv4_net_dev) by a route lookup to the peer's
+# address with oif = the receiving netdev and no iif; without them that
+# lookup finds the peer's address local on the other veth and rdma_cm
+# rejects the REQ (REJ 28, measured). rxe adds the ::ffff:10.0.0.x GIDs.
+V4A=10.0.0.1 V4B=10.0.0.2
+if want ipv4; then
+	say "ipv4: $V4A on veth0 (rxe0), $V4B on veth1 (rxe1), policy routing"
+	for k in all.rp_filter default.rp_filter veth0.rp_filter veth1.rp_filter; do
+		echo 0 >"/proc/sys/net/ipv4/conf/${k/./\/}"
+	done
+	for k in all veth0 veth1; do echo 1 >"/proc/sys/net/ipv4/conf/$k/accept_local"; done
+	ip -batch - <<-EOF || fail "ipv4 set-up"
+		addr add $V4A/32 dev veth0
+		addr add $V4B/32 dev veth1
+		rule add pref 10 iif lo to $V4B lookup 100
+		route add $V4B dev veth0 src $V4A table 100
+		rule add pref 11 iif lo to $V4A lookup 101
+		route add $V4A dev veth1 src $V4B table 101
+		rule add pref 12 oif veth1 to $V4A lookup 101
+		rule add pref 13 oif veth0 to $V4B lookup 100
+		rule add pref 100 lookup local
+		rule del pref 0
+	EOF
+fi
+
+# ---- cmd first, then the kernel CM ------------------------------------------
+"$CMD" --device rxe0 --socket "$SOCK" >"$dir/cmd.log" 2>&1 &
+cmd_pid=$!
+pids+=("$cmd_pid")
+if ! wait_line "$dir/cmd.log" "serving 1 port" 15; then
+	show "$dir/cmd.log"
+	fail "cmd did not come up"
+	exit 1
+fi
+show "$dir/cmd.log"
+if [ -n "${INTEROP_CAPTURE:-}" ]; then
+	"$CMCTL" -s "$SOCK" capture start "$INTEROP_CAPTURE" || fail "capture start"
+fi
+: >"$CMD_VM_CM_READY"
+end=$(($(now_us) + 60000000))
+while [ ! -e "$CMD_VM_CM_LOADED" ] && (($(now_us) < end)); do nap 0.05; done
+read -r mrc <"$CMD_VM_CM_LOADED" || mrc=missing
+say "harness: modprobe ib_cm rdma_cm rdma_ucm: exit $mrc"
+[ "$mrc" = 0 ] || {
+	fail "the kernel CM could not be loaded"
+	exit 1
+}
+[ -e /sys/class/infiniband/rxe1/ports/1/cm_rx_msgs ] ||
+	fail "ib_cm is not attached to rxe1"
+[ ! -e /sys/class/infiniband/rxe0/ports/1/cm_rx_msgs ] ||
+	fail "ib_cm attached to rxe0, which cmd holds"
+
+# ---- to-kernel: cmc_rping -c -> rping -s ------------------------------------
+if want to-kernel; then
+	say "to-kernel: cmc_rping -c (cmd, rxe0) -> rping -s (kernel, rxe1) port 7471"
+	rping -s -v -a "$A1%veth1" -p 7471 >"$dir/rping-s.log" 2>&1 &
+	rs=$!
+	pids+=("$rs")
+	wait_kernel_listen 10 || fail "rping -s did not listen"
+	t=$(now_us)
+	"$RP" -v -c -S "$SOCK" -d rxe0 -a "$A1%veth1" -p 7471 -C 3 \
+		-P "hello from cmd" >"$dir/c1.log" 2>&1
+	rc=$?
+	echo "-- cmc_rping -c (exit $rc, $((($(now_us) - t) / 1000)) ms)"
+	show "$dir/c1.log"
+	[ $rc = 0 ] || fail "cmc_rping -c exited $rc"
+	[ "$(count_lines "$dir/c1.log" "^3 of 3 ping\(s\) verified")" = 1 ] ||
+		fail "cmc_rping -c did not verify 3 pings"
+	if [ "$(count_lines "$dir/c1.log" "DREQ sent")" != 1 ] ||
+		[ "$(count_lines "$dir/c1.log" "disconnected \(DREP received\)")" != 1 ]; then
+		fail "cmd-initiated disconnect: no DREQ/DREP"
+fi
+wait_timeout "$rs" 20
+rc=$?
+echo "-- rping -s (exit $rc)"
+show "$dir/rping-s.log"
+[ "$(count_lines "$dir/rping-s.log" "^server ping data: rdma-ping-[0-2]: ")" = 3 ] ||
+	fail "rping -s did not see 3 pings"
+	hwctr
+fi
+
+# ---- from-kernel: rping -c -> cmc_rping -s ----------------------------------
+if want from-kernel; then
+	say "from-kernel: rping -c -V (kernel, rxe1) -> cmc_rping -s (cmd, rxe0) port 7472"
+	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7472 -n 1 >"$dir/s2.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	wait_line "$dir/s2.log" "listening" 10 || fail "cmc_rping -s did not listen"
+	t=$(now_us)
+	rping -c -V -v -C 3 -a "$A0%veth1" -p 7472 >"$dir/rping-c.log" 2>&1
+	rc=$?
+	echo "-- rping -c (exit $rc, $((($(now_us) - t) / 1000)) ms)"
+	show "$dir/rping-c.log"
+	[ $rc = 0 ] || fail "rping -c exited $rc"
+	[ "$(count_lines "$dir/rping-c.log" "^ping data: rdma-ping-[0-2]: ")" = 3 ] ||
+		fail "rping -c did not verify 3 pings"
+	[ "$(count_lines "$dir/rping-c.log" "mismatch|error|fail")" = 0 ] ||
+		fail "rping -c reported an error"
+	wait_timeout "$srv" 30
+	rc=$?
+	echo "-- cmc_rping -s (exit $rc)"
+	show "$dir/s2.log"
+	[ $rc = 0 ] || fail "cmc_rping -s exited $rc"
+	[ "$(count_lines "$dir/s2.log" "REQ from \[fe80:.*\]:[1-9][0-9]* to \[fe80:.*\]:7472")" = 1 ] ||
+		fail "the REQ's CMA header (peer address and port) was not parsed"
+	[ "$(count_lines "$dir/s2.log" "pattern verified")" = 3 ] ||
+		fail "cmc_rping -s did not verify 3 pings"
+	[ "$(count_lines "$dir/s2.log" "peer disconnected \(DREQ received\), DREP sent$")" = 1 ] ||
+		fail "kernel-initiated disconnect: no DREQ/DREP"
+	[ "$(count_lines "$dir/s2.log" "timewait over")" = 1 ] || fail "no timewait exit"
+		hwctr
+fi
+
+# ---- reject-cmd: cmc_rping -s -R -> rping -c --------------------------------
+if want reject-cmd; then
+	say "reject-cmd: cmc_rping -s -R rejects rping -c (reason 28, private data)"
+	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7473 -n 1 -R -P "cmd rejects you" >"$dir/s3.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	wait_line "$dir/s3.log" "listening" 10 || fail "cmc_rping -s -R did not listen"
+	rping -c -v -C 1 -a "$A0%veth1" -p 7473 >"$dir/rping-c3.log" 2>&1
+	rc=$?
+	echo "-- rping -c (exit $rc)"
+	show "$dir/rping-c3.log"
+	[ $rc != 0 ] || fail "rping -c succeeded against a rejecting listener"
+	[ "$(count_lines "$dir/rping-c3.log" "RDMA_CM_EVENT_REJECTED, error 28")" = 1 ] ||
+		fail "rping -c did not report REJECTED, error 28"
+	wait_timeout "$srv" 20
+	rc=$?
+	echo "-- cmc_rping -s -R (exit $rc)"
+	show "$dir/s3.log"
+	[ $rc = 0 ] || fail "cmc_rping -s -R exited $rc"
+fi
+
+# ---- reject-kern: nobody listens -> REJ 8 -----------------------------------
+if want reject-kern; then
+	say "reject-kern: cmc_rping -c to port 7499 where nobody listens"
+	"$RP" -v -c -S "$SOCK" -d rxe0 -a "$A1%veth1" -p 7499 -E 8 >"$dir/c4.log" 2>&1
+	rc=$?
+	show "$dir/c4.log"
+	[ $rc = 0 ] || fail "cmc_rping -c -E 8 exited $rc"
+	[ "$(count_lines "$dir/c4.log" "rejected: reason 8 \(invalid service id")" = 1 ] ||
+		fail "no REJ 8 mapped to \"invalid service id\""
+fi
+
+# ---- mra: the kernel waits on cmd's MRA -------------------------------------
+if want mra; then
+	say "mra: cmc_rping -s -b 1 -H 6000, two rping -c at once"
+	mra0=$(kctr cm_rx_msgs/mra)
+	retr0=$(kctr cm_tx_retries/req)
+	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7475 -n 2 -b 1 -H 6000 >"$dir/s5.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	wait_line "$dir/s5.log" "listening" 10 || fail "cmc_rping -s -b 1 did not listen"
+	t=$(now_us)
+	rping -c -V -v -C 1 -a "$A0%veth1" -p 7475 >"$dir/rping-m1.log" 2>&1 &
+	m1=$!
+	rping -c -V -v -C 1 -a "$A0%veth1" -p 7475 >"$dir/rping-m2.log" 2>&1 &
+	m2=$!
+	pids+=("$m1" "$m2")
+	# Each client's own finishing time: poll both.
+	t1='' t2='' end=$(($(now_us) + 90000000))
+	while [ -z "$t1" ] || [ -z "$t2" ]; do
+		[ -z "$t1" ] && ! kill -0 "$m1" 2>/dev/null && t1=$((($(now_us) - t) / 1000))
+		[ -z "$t2" ] && ! kill -0 "$m2" 2>/dev/null && t2=$((($(now_us) - t) / 1000))
+		(($(now_us) < end)) || break
+		nap 0.05
+	done
+	wait_timeout "$m1" 1
+	rc1=$?
+	wait_timeout "$m2" 1
+	rc2=$?
+	t1=${t1:-90000} t2=${t2:-90000}
+	wait_timeout "$srv" 30
+	rc=$?
+	mra1=$(kctr cm_rx_msgs/mra)
+	retr1=$(kctr cm_tx_retries/req)
+	echo "-- rping -c #1 (exit $rc1, done after $t1 ms)"
+	show "$dir/rping-m1.log"
+	echo "-- rping -c #2 (exit $rc2, done after $t2 ms)"
+	show "$dir/rping-m2.log"
+	echo "-- cmc_rping -s (exit $rc)"
+	show "$dir/s5.log"
+	echo "   rxe1 ib_cm: cm_rx_msgs/mra $mra0 -> $mra1, cm_tx_retries/req $retr0 -> $retr1"
+	if [ $rc1 != 0 ] || [ $rc2 != 0 ]; then
+		fail "an rping -c behind the MRA failed"
+fi
+[ $rc = 0 ] || fail "cmc_rping -s -b 1 exited $rc"
+[ "$(count_lines "$dir/s5.log" "pattern verified")" = 2 ] || fail "not both pings verified"
+# One client is answered after the hold, the other after two holds (its
+# REQ waited in cmd, MRAed, for the credit, then in the application).
+first=$((t1 < t2 ? t1 : t2)) last=$((t1 < t2 ? t2 : t1))
+((first >= 6000 && last >= 12000)) ||
+	fail "the held REQs were answered too early ($first/$last ms)"
+[ "$(count_lines "$dir/s5.log" "conn 1: REQ from")" = 1 ] || fail "no second REQ"
+if ! [[ $mra0 =~ ^[0-9]+$ && $mra1 =~ ^[0-9]+$ ]] || ((mra1 <= mra0)); then
+	fail "the kernel received no MRA ($mra0 -> $mra1)"
+fi
+fi
+
+# ---- ipv4: both directions over ::ffff:10.0.0.x GIDs --------------------------
+if want ipv4; then
+	say "ipv4: cmc_rping -c -> rping -s $V4B:7476, rping -c -> cmc_rping -s $V4A:7477"
+	rping -s -v -a "$V4B" -p 7476 >"$dir/rping-s4.log" 2>&1 &
+	rs=$!
+	pids+=("$rs")
+	wait_kernel_listen 10 || fail "rping -s did not listen on $V4B"
+	"$RP" -v -c -S "$SOCK" -d rxe0 -a "$V4B" -p 7476 -C 2 >"$dir/c6.log" 2>&1
+	rc=$?
+	echo "-- cmc_rping -c $V4B (exit $rc)"
+	show "$dir/c6.log"
+	[ $rc = 0 ] || fail "cmc_rping -c over IPv4 exited $rc"
+	[ "$(count_lines "$dir/c6.log" "^2 of 2 ping\(s\) verified")" = 1 ] ||
+		fail "cmc_rping -c over IPv4 did not verify 2 pings"
+	wait_timeout "$rs" 20
+	echo "-- rping -s $V4B"
+	show "$dir/rping-s4.log"
+	[ "$(count_lines "$dir/rping-s4.log" "^server ping data: rdma-ping-[0-1]: ")" = 2 ] ||
+		fail "rping -s over IPv4 did not see 2 pings"
+	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7477 -n 1 >"$dir/s7.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	wait_line "$dir/s7.log" "listening" 10 || fail "cmc_rping -s did not listen"
+	rping -c -V -v -C 2 -a "$V4A" -p 7477 >"$dir/rping-c7.log" 2>&1
+	rc=$?
+	echo "-- rping -c $V4A (exit $rc)"
+	show "$dir/rping-c7.log"
+	[ $rc = 0 ] || fail "rping -c over IPv4 exited $rc"
+	[ "$(count_lines "$dir/rping-c7.log" "^ping data: rdma-ping-[0-1]: ")" = 2 ] ||
+		fail "rping -c over IPv4 did not verify 2 pings"
+	wait_timeout "$srv" 30
+	rc=$?
+	echo "-- cmc_rping -s (exit $rc)"
+	show "$dir/s7.log"
+	[ $rc = 0 ] || fail "cmc_rping -s over IPv4 exited $rc"
+	[ "$(count_lines "$dir/s7.log" "REQ from \[$V4B\]:[1-9][0-9]* to \[$V4A\]:7477")" = 1 ] ||
+		fail "IPv4 CMA header not parsed"
+fi
+
+# ---- end ----------------------------------------------------------------------
+say "end: cmctl counters"
+end=$(($(now_us) + 10000000))
+declare -A ctr
+while :; do
+	"$CMCTL" -s "$SOCK" counters >"$dir/counters.log" 2>&1
+	ctr=()
+	while read -r k v; do ctr[$k]=$v; done <"$dir/counters.log"
+	[ "${ctr[ids]:-x}" = 0 ] && [ "${ctr[records]:-x}" = 0 ] && break
+	(($(now_us) < end)) || break
+	nap 0.2
+done
+for k in mad_rx mad_tx mad_tx_errors mad_malformed req_sent rep_sent rtu_sent \
+	dreq_sent drep_sent rej_sent mra_sent req_held timeouts ids records; do
+	printf '   %-16s %s\n' "$k" "${ctr[$k]:-?}"
+done
+[ "${ctr[mad_tx_errors]:-x}" = 0 ] || fail "mad_tx_errors ${ctr[mad_tx_errors]:-?}"
+[ "${ctr[mad_malformed]:-x}" = 0 ] || fail "mad_malformed ${ctr[mad_malformed]:-?}"
+[ "${ctr[ids]:-x}" = 0 ] || fail "${ctr[ids]:-?} id(s) left in the daemon"
+[ "${ctr[records]:-x}" = 0 ] || fail "${ctr[records]:-?} connection record(s) left"
+for g in cm_tx_msgs cm_rx_msgs; do
+	line="   rxe1 ib_cm $g:"
+	for m in req mra rej rep rtu dreq drep; do line+=" $m $(kctr "$g/$m")"; done
+	echo "$line"
+done
+kill -TERM "$cmd_pid"
+wait "$cmd_pid"
+rc=$?
+pids=()
+[ $rc = 0 ] || fail "cmd exited $rc on SIGTERM"
+say "interop: $([ $failures = 0 ] && echo PASS || echo "FAIL ($failures)") in $(elapsed) s"
+[ $failures = 0 ]
