@@ -63,7 +63,7 @@ void rb_fabric_start(const char *tag, uint64_t seed);
 unsigned int rb_daemon_start(unsigned int node, const char *const *extra);
 /* True while the daemon's process exists (it did not crash or exit). */
 bool rb_daemon_alive(unsigned int idx);
-/* Stop everything (SIGTERM, then SIGKILL after 3 s) and remove the
+/* Stop everything (SIGTERM, then SIGKILL after 10 s; a non-zero exit fails the test) and remove the
  * directory. Safe to call twice. */
 void rb_fabric_stop(void);
 /* Print the tail of every daemon log (for failures). */
