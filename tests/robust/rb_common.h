@@ -63,8 +63,10 @@ void rb_fabric_start(const char *tag, uint64_t seed);
 unsigned int rb_daemon_start(unsigned int node, const char *const *extra);
 /* True while the daemon's process exists (it did not crash or exit). */
 bool rb_daemon_alive(unsigned int idx);
-/* Stop everything (SIGTERM, then SIGKILL after 10 s; a non-zero exit fails the test) and remove the
- * directory. Safe to call twice. */
+/*
+ * Stop everything (SIGTERM, then SIGKILL after 10 s; a program that does
+ * not exit 0 fails the test) and remove the directory. Safe to call twice.
+ */
 void rb_fabric_stop(void);
 /* Print the tail of every daemon log (for failures). */
 void rb_dump_logs(void);
