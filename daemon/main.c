@@ -516,7 +516,7 @@ static void report_ports(const struct xport_open_report *r)
 				 p->port_num, p->index);
 		else
 			/* The message names the device and port. */
-			log_err("not served: %s", p->message);
+			log_err("%s", p->message);
 	}
 }
 
@@ -602,7 +602,16 @@ int main(int argc, char **argv)
 	rc = cmd_init(&cmd, loop, &o.cfg, &report);
 	report_ports(&report);
 	if (rc) {
-		log_err("cmd: cannot start: %s", strerror(-rc));
+		bool served = false;
+
+		for (unsigned int i = 0; i < report.n; i++)
+			served |= report.port[i].served;
+		/* With ports looked at and none served, the lines above say
+		 * why; the errno of the last one would only mislead. */
+		if (report.n && !served)
+			log_err("cmd: cannot start: no port could be served");
+		else
+			log_err("cmd: cannot start: %s", strerror(-rc));
 		return 1;
 	}
 	ev_signal_init(&sigint, stop_cb, SIGINT);
