@@ -74,10 +74,12 @@ counter() {
 pids="$pids $!"
 wait_for "cmhub" "$CMHUB" --ctl "$dir/hub" stats
 
+daemons=
 for n in 1 2; do
 	"$CMD" --sim "$dir/hub" --node $n --socket "$dir/cmd$n.sock" \
 		--packet-life-time 8 --log-level warn >"$dir/cmd$n.log" 2>&1 &
 	pids="$pids $!"
+	daemons="$daemons $!"
 done
 wait_for "cmd on node 1" "$CMCTL" -s "$dir/cmd1.sock" counters
 wait_for "cmd on node 2" "$CMCTL" -s "$dir/cmd2.sock" counters
@@ -123,5 +125,19 @@ for n in 1 2; do
 	[ "$records" = 0 ] || fail "node $n still holds $records record(s)"
 	rows=$("$CMCTL" -s "$sock" ids | tail -n +2 | wc -l)
 	[ "$rows" -eq 0 ] || fail "node $n lists $rows id(s)"
+done
+
+# A daemon must exit 0 on SIGTERM: under ASan a leak or error report makes
+# it exit non-zero, and that is how the sanitizer build notices one.
+for p in $daemons; do
+	kill "$p"
+done
+for p in $daemons; do
+	rc=0
+	wait "$p" || rc=$?
+	if [ $rc -ne 0 ]; then
+		cat "$dir"/cmd*.log
+		fail "cmd (pid $p) exited $rc"
+	fi
 done
 echo "ping.sh: PASS"
