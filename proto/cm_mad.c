@@ -189,6 +189,16 @@ static void field_store(void *body, const struct cm_field_desc *f, uint64_t v)
 	}
 }
 
+uint64_t cm_field_get(const struct cm_msg *msg, const struct cm_field_desc *f)
+{
+	return field_load(&msg->req, f);
+}
+
+void cm_field_set(struct cm_msg *msg, const struct cm_field_desc *f, uint64_t v)
+{
+	field_store(&msg->req, f, v);
+}
+
 static uint64_t width_mask(unsigned int width)
 {
 	return width >= 64 ? UINT64_MAX : (UINT64_C(1) << width) - 1;

@@ -147,6 +147,15 @@ struct cm_msg_desc {
 /* The descriptor of a message type; NULL for an out-of-range type. */
 const struct cm_msg_desc *cm_msg_desc(enum cm_msg_type type);
 
+/*
+ * The integer field f of msg's body, by its descriptor, whatever the
+ * member's type (0 for byte strings and reserved fields); and its setter,
+ * which stores v cut to the member's type (not to f->width).
+ */
+uint64_t cm_field_get(const struct cm_msg *msg, const struct cm_field_desc *f);
+void cm_field_set(struct cm_msg *msg, const struct cm_field_desc *f,
+		  uint64_t v);
+
 /* Message type for a MAD attribute id; -1 when it is no CM message. */
 int cm_msg_type_from_attr(uint16_t attr_id);
 

@@ -82,62 +82,6 @@ static const uint8_t *body_of(const struct cm_msg *m)
 	return (const uint8_t *)&m->req;
 }
 
-static uint64_t member_get(const struct cm_msg *m,
-			   const struct cm_field_desc *f)
-{
-	const uint8_t *p = body_of(m) + f->offset;
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	switch (f->kind) {
-	case CM_KIND_u8:
-		memcpy(&u8, p, 1);
-		return u8;
-	case CM_KIND_u16:
-		memcpy(&u16, p, 2);
-		return u16;
-	case CM_KIND_u32:
-		memcpy(&u32, p, 4);
-		return u32;
-	case CM_KIND_u64:
-		memcpy(&u64, p, 8);
-		return u64;
-	case CM_KIND_bytes:
-	case CM_KIND_rsvd:
-		break;
-	}
-	return 0;
-}
-
-static void member_put(struct cm_msg *m, const struct cm_field_desc *f,
-		       uint64_t v)
-{
-	uint8_t *p = (uint8_t *)&m->req + f->offset;
-	uint8_t u8 = (uint8_t)v;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	switch (f->kind) {
-	case CM_KIND_u8:
-		memcpy(p, &u8, 1);
-		break;
-	case CM_KIND_u16:
-		memcpy(p, &u16, 2);
-		break;
-	case CM_KIND_u32:
-		memcpy(p, &u32, 4);
-		break;
-	case CM_KIND_u64:
-		memcpy(p, &v, 8);
-		break;
-	case CM_KIND_bytes:
-	case CM_KIND_rsvd:
-		break;
-	}
-}
-
 /*
  * mask[i] has a bit set for every MAD bit that carries meaning for this
  * message type: everything but the header's reserved word (IBTA 13.4.3,
@@ -224,7 +168,7 @@ static void check_decoded(const uint8_t *mad, const struct cm_msg *m,
 		const struct cm_field_desc *fd = &d->fields[i];
 
 		if (kind_is_int(fd->kind))
-			FUZZ_CHECK(member_get(m, fd) == bits_get(body, fd));
+			FUZZ_CHECK(cm_field_get(m, fd) == bits_get(body, fd));
 		else if (fd->kind == CM_KIND_bytes)
 			FUZZ_CHECK(!memcmp(body_of(m) + fd->offset,
 					   body + fd->byte, fd->width / 8));
@@ -319,8 +263,9 @@ static void fuzz_encode(const uint8_t *data, size_t size)
 		const struct cm_field_desc *fd = &d->fields[i];
 
 		if (kind_is_int(fd->kind))
-			member_put(&expect, fd,
-				   member_get(&in, fd) & width_mask(fd->width));
+			cm_field_set(&expect, fd,
+				     cm_field_get(&in, fd) &
+					     width_mask(fd->width));
 		else if (fd->kind == CM_KIND_bytes)
 			memcpy((uint8_t *)&expect.req + fd->offset,
 			       body_of(&in) + fd->offset, fd->width / 8);
@@ -448,8 +393,8 @@ void fuzz_write_seeds(void)
 			/* A different pattern per field, rotated by 11. */
 			pattern = (pattern << 11) | (pattern >> 53);
 			if (kind_is_int(fd->kind))
-				member_put(&m, fd,
-					   pattern & width_mask(fd->width));
+				cm_field_set(&m, fd,
+					     pattern & width_mask(fd->width));
 			else if (fd->kind == CM_KIND_bytes)
 				for (unsigned int b = 0; b < fd->width / 8; b++)
 					((uint8_t *)&m.req)[fd->offset + b] =

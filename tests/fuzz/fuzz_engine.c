@@ -290,65 +290,6 @@ static bool kind_is_int(enum cm_field_kind kind)
 	       kind == CM_KIND_u32 || kind == CM_KIND_u64;
 }
 
-static uint64_t member_get(const struct cm_msg *m,
-			   const struct cm_field_desc *f)
-{
-	const uint8_t *p = (const uint8_t *)&m->req + f->offset;
-	uint8_t v8;
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v64;
-
-	switch (f->kind) {
-	case CM_KIND_u8:
-		memcpy(&v8, p, 1);
-		return v8;
-	case CM_KIND_u16:
-		memcpy(&v16, p, 2);
-		return v16;
-	case CM_KIND_u32:
-		memcpy(&v32, p, 4);
-		return v32;
-	case CM_KIND_u64:
-		memcpy(&v64, p, 8);
-		return v64;
-	case CM_KIND_bytes:
-	case CM_KIND_rsvd:
-		break;
-	}
-	return 0;
-}
-
-static void member_put(struct cm_msg *m, const struct cm_field_desc *f,
-		       uint64_t v)
-{
-	uint8_t *p = (uint8_t *)&m->req + f->offset;
-	uint8_t v8 = (uint8_t)v;
-	uint16_t v16 = (uint16_t)v;
-	uint32_t v32 = (uint32_t)v;
-
-	switch (f->kind) {
-	case CM_KIND_u8:
-		memcpy(p, &v8, 1);
-		break;
-	case CM_KIND_u16:
-		memcpy(p, &v16, 2);
-		break;
-	case CM_KIND_u32:
-		memcpy(p, &v32, 4);
-		break;
-	case CM_KIND_u64:
-		memcpy(p, &v, 8);
-		break;
-	case CM_KIND_bytes:
-		/* A byte string: its first byte. */
-		*p = v8;
-		break;
-	case CM_KIND_rsvd:
-		break;
-	}
-}
-
 /* Every integer field cut to its width: what the wire can carry. */
 static void mask_fields(struct cm_msg *m)
 {
@@ -358,8 +299,8 @@ static void mask_fields(struct cm_msg *m)
 		const struct cm_field_desc *f = &d->fields[i];
 
 		if (kind_is_int(f->kind))
-			member_put(m, f,
-				   member_get(m, f) & width_mask(f->width));
+			cm_field_set(m, f,
+				     cm_field_get(m, f) & width_mask(f->width));
 	}
 }
 
@@ -408,7 +349,7 @@ static void patch(struct cm_msg *m)
 		const struct cm_field_desc *f = &d->fields[u8() % d->nfields];
 		uint64_t v = value_pick();
 
-		member_put(m, f, v);
+		cm_field_set(m, f, v);
 	}
 	mask_fields(m);
 }
@@ -580,8 +521,8 @@ static void check_roundtrip(const struct cm_msg *msg)
 		const struct cm_field_desc *fd = &d->fields[i];
 
 		if (kind_is_int(fd->kind))
-			FUZZ_CHECK(member_get(&back, fd) ==
-				   member_get(msg, fd));
+			FUZZ_CHECK(cm_field_get(&back, fd) ==
+				   cm_field_get(msg, fd));
 		else if (fd->kind == CM_KIND_bytes)
 			FUZZ_CHECK(
 				!memcmp((const uint8_t *)&back.req + fd->offset,
