@@ -169,6 +169,49 @@ void cmc_daemon_info(const struct cmc_channel *ch,
 /* Text for a negative return value of this library. Never NULL. */
 const char *cmc_strerror(int err);
 
+/*
+ * Asynchronous (pipelined) mode.
+ *
+ * By default every call that talks to the daemon waits for its answer, so
+ * the return value is the daemon's verdict: one round trip (two process
+ * wake-ups) per call, like a system call into the kernel's CM but much
+ * dearer. A server or a client with many connections in flight can switch
+ * the channel to asynchronous mode instead:
+ *
+ *  - cmc_connect(), cmc_accept(), cmc_reject(), cmc_rtu(),
+ *    cmc_notify_established(), cmc_mra(), cmc_disconnect(), cmc_lap(),
+ *    cmc_apr(), cmc_sidr_rep(), cmc_set_context(), cmc_ack_event() and
+ *    cmc_destroy_id() check their arguments and the id's state as far as
+ *    the library knows it, queue the request and return 0 at once. The
+ *    daemon answers only failures; a failure comes back as a
+ *    CMC_EVENT_REQUEST_ERROR event on that id (status: what the call would
+ *    have returned in blocking mode; u.request_error.request: which call).
+ *  - cmc_create_id() only makes a local handle; the daemon's id comes into
+ *    being with the handle's first request (cmc_connect() creates it in
+ *    the same message, so an active connection costs no round trip at
+ *    all). cmc_id_num() is 0 until the daemon has answered.
+ *  - Everything else (cmc_listen(), cmc_sidr_req(), queries, listings,
+ *    counters) still waits for its answer, after sending what is queued.
+ *  - Queued requests go out in one batch (sendmmsg) when cmc_flush() or
+ *    cmc_get_event()/cmc_get_event_id() is called, when a blocking call
+ *    is made, or when the queue is full. Call cmc_flush() before you block
+ *    in poll()/epoll_wait() on cmc_fd() yourself: a request still queued
+ *    then (an ACK_EVENT, say) would otherwise keep the daemon from sending
+ *    what you wait for.
+ *
+ * Order is kept: requests reach the daemon in the order they were made,
+ * and events in the order the daemon sent them. Switch modes at any time;
+ * switching off flushes. Returns 0, or the channel's error.
+ */
+int cmc_set_async(struct cmc_channel *ch, int on);
+
+/*
+ * Send every queued request now (asynchronous mode; a no-op otherwise).
+ * Waits only while the socket is full, reading and queueing events
+ * meanwhile. Returns 0 or the channel's error.
+ */
+int cmc_flush(struct cmc_channel *ch);
+
 /* ---------------------------------------------------------------------
  * Ids
  */
@@ -533,6 +576,29 @@ enum cmc_event_type {
 	CMC_EVENT_SIDR_REP_RECEIVED = 14,
 	CMC_EVENT_PORT_ERROR = 15, /* -ENETDOWN; the id stays */
 	CMC_EVENT_DEVICE_REMOVAL = 16, /* -ENODEV; destroy the id */
+	/* Made by the library, not the daemon: a request queued in
+	 * asynchronous mode failed (see cmc_set_async()). status is its
+	 * error, u.request_error.request the call. A failed cmc_connect() of
+	 * an id it would have created leaves the id without a daemon id:
+	 * destroy it. Ack it as any other. */
+	CMC_EVENT_REQUEST_ERROR = 64,
+};
+
+/* Which call a CMC_EVENT_REQUEST_ERROR reports (the protocol's numbers). */
+enum cmc_request {
+	CMC_REQ_DESTROY_ID = 3,
+	CMC_REQ_SET_CONTEXT = 4,
+	CMC_REQ_CONNECT = 6,
+	CMC_REQ_ACCEPT = 7,
+	CMC_REQ_REJECT = 8,
+	CMC_REQ_RTU = 9,
+	CMC_REQ_NOTIFY_ESTABLISHED = 10,
+	CMC_REQ_MRA = 11,
+	CMC_REQ_DISCONNECT = 12,
+	CMC_REQ_LAP = 13,
+	CMC_REQ_APR = 14,
+	CMC_REQ_SIDR_REP = 16,
+	CMC_REQ_ACK_EVENT = 17,
 };
 
 /* Bodies. Received private data is always the message's whole area
@@ -675,6 +741,11 @@ struct cmc_ev_port {
 	char dev_name[CMC_DEV_NAME_SIZE];
 };
 
+struct cmc_ev_request_error {
+	uint32_t request; /* enum cmc_request */
+	uint32_t reserved;
+};
+
 /*
  * One event, owned by the application from cmc_get_event() until
  * cmc_ack_event(). Read-only.
@@ -703,6 +774,7 @@ struct cmc_event {
 		struct cmc_ev_sidr_req sidr_req;
 		struct cmc_ev_sidr_rep sidr_rep;
 		struct cmc_ev_port port; /* PORT_ERROR, DEVICE_REMOVAL */
+		struct cmc_ev_request_error request_error;
 	} u; /* by type; DISCONNECT_TIMEOUT and TIMEWAIT_EXIT have none */
 };
 

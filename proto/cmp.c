@@ -965,7 +965,6 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 	case CMP_TYPE_SIDR_REP_REPLY:
 	case CMP_TYPE_ACK_EVENT_REPLY:
 	case CMP_TYPE_CAPTURE_REPLY:
-		CMP_RSVD(msg->reply.rsvd0, "reply");
 		return 0;
 	}
 	CMP_BAD("message type unknown");

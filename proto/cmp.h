@@ -32,9 +32,24 @@
  * Conversation. The client's first request is HELLO; the daemon answers any
  * other request before a successful HELLO with status -EPROTO. Every request
  * gets exactly one reply, of the type cmp_reply_type() names, in the order
- * the requests were sent. A reply comes before any event that its request
- * causes, so a client learns the outcome of CONNECT before the connection's
- * first event. Events arrive between replies at any time.
+ * the requests were sent -- except that a request sent with CMP_HDR_NOREPLY
+ * gets its reply only when it fails (see below). A reply comes before any
+ * event that its request causes, so a client learns the outcome of CONNECT
+ * before the connection's first event. Events arrive between replies at
+ * any time.
+ *
+ * Pipelining. A client need not wait for a reply before sending its next
+ * request: the daemon handles requests one at a time, in order, whatever
+ * it has read ahead. CMP_HDR_NOREPLY in a request's header says "answer
+ * only if this fails": on success the daemon sends nothing, on failure the
+ * usual reply, whose id member (struct cmp_reply) names the id the request
+ * was about, so the client can tell the application which connection's
+ * request failed. Only requests whose reply is the plain struct cmp_reply
+ * and that name an existing id may carry it (cmp_noreply_allowed()); a
+ * CONNECT that creates its id (id CMP_ID_NONE, see struct cmp_connect) may
+ * not, since its reply carries the new id. Together these let a client keep
+ * thousands of connections in flight with a few datagrams per wake-up
+ * instead of one round trip per request.
  *
  * The three rules of DESIGN.md are properties of this protocol:
  *  1. A listener's backlog is a credit: LISTEN grants the daemon permission
@@ -196,6 +211,35 @@ static inline bool cmp_type_is_request(unsigned int type)
 	return type >= CMP_TYPE_HELLO && type <= CMP_TYPE_REQUEST_MAX;
 }
 
+/*
+ * Whether a request of this type may carry CMP_HDR_NOREPLY: it names an
+ * existing id and its reply is the plain struct cmp_reply. (CONNECT with id
+ * CMP_ID_NONE may not, which cmp_decode() checks on the body.)
+ */
+static inline bool cmp_noreply_allowed(unsigned int type)
+{
+	switch (type) {
+	case CMP_TYPE_DESTROY_ID:
+	case CMP_TYPE_SET_CONTEXT:
+	case CMP_TYPE_LISTEN:
+	case CMP_TYPE_CONNECT:
+	case CMP_TYPE_ACCEPT:
+	case CMP_TYPE_REJECT:
+	case CMP_TYPE_RTU:
+	case CMP_TYPE_NOTIFY_ESTABLISHED:
+	case CMP_TYPE_MRA:
+	case CMP_TYPE_DISCONNECT:
+	case CMP_TYPE_LAP:
+	case CMP_TYPE_APR:
+	case CMP_TYPE_SIDR_REQ:
+	case CMP_TYPE_SIDR_REP:
+	case CMP_TYPE_ACK_EVENT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The reply type that answers a request type. */
 static inline enum cmp_type cmp_reply_type(enum cmp_type request)
 {
@@ -216,8 +260,16 @@ struct cmp_hdr {
 	/* Request: chosen by the client; reply: the request's; event: the
 	 * id's event sequence number (see struct cmp_event). */
 	uint32_t seq;
-	uint32_t rsvd0;
+	uint16_t flags; /* CMP_HDR_*: requests only, 0 in replies and events */
+	uint16_t rsvd0;
 };
+
+/*
+ * Header flags. NOREPLY: send the reply only if the request fails (see
+ * "Pipelining" above); allowed where cmp_noreply_allowed() says so.
+ */
+#define CMP_HDR_NOREPLY 0x0001
+#define CMP_HDR_FLAGS_ALL CMP_HDR_NOREPLY
 
 /* QP types, fixed per id at CREATE_ID. */
 enum cmp_qp_type {
@@ -512,6 +564,12 @@ struct cmp_listen {
  * UC (Table 106's Local Q_Key is for RD), so neither is repeated here.
  * Exactly one first outcome follows: REP_RECEIVED, REJ_RECEIVED or
  * CONNECT_ERROR.
+ *
+ * With id CMP_ID_NONE, CONNECT first creates the id, as CREATE_ID would,
+ * from qp_type (RC or UC) and context, and the reply's id member names it
+ * (CMP_ID_NONE when the request failed; no id is left behind then). That
+ * saves a pipelining client the round trip of CREATE_ID. With any other id,
+ * qp_type and context are 0.
  */
 struct cmp_connect {
 	uint32_t id;
@@ -529,13 +587,15 @@ struct cmp_connect {
 	/* Table 106 Remote CM Response Timeout: how long we wait for a REP. */
 	uint8_t remote_cm_response_timeout;
 	uint8_t private_data_len;
-	uint8_t rsvd0[2];
+	uint8_t qp_type; /* enum cmp_qp_type; with id CMP_ID_NONE only */
+	uint8_t rsvd0;
 	uint64_t service_id;
 	struct cmp_addr dst;
 	struct cmp_port_sel src;
 	struct cmp_path_set path;
 	uint8_t private_data[CM_REQ_PRIVATE_DATA_SIZE];
 	uint8_t rsvd1[4];
+	uint64_t context; /* with id CMP_ID_NONE only */
 };
 
 /*
@@ -943,12 +1003,18 @@ struct cmp_capture {
 /*
  * The reply to every other request, and the common start of every reply:
  * status is 0 or a negative errno. When status is not 0, everything after
- * it is zero (HELLO_REPLY excepted), so a client never reads half-filled
- * results.
+ * the 8 bytes of this struct is zero (HELLO_REPLY excepted), so a client
+ * never reads half-filled results.
+ *
+ * id: in this plain reply, the id the request named (the new id for a
+ * CONNECT that created one), CMP_ID_NONE for a request that names none
+ * (CAPTURE) or a CONNECT that failed to create one. It is what lets a
+ * pipelining client attribute the failure of a NOREPLY request. In the
+ * larger replies these bytes are their own (CREATE_ID_REPLY's id, ...).
  */
 struct cmp_reply {
 	int32_t status;
-	uint32_t rsvd0;
+	uint32_t id;
 };
 
 /* Event types. */
@@ -1278,7 +1344,8 @@ CMP_ASSERT_OFF(cmp_hdr, version, 0);
 CMP_ASSERT_OFF(cmp_hdr, type, 2);
 CMP_ASSERT_OFF(cmp_hdr, length, 4);
 CMP_ASSERT_OFF(cmp_hdr, seq, 8);
-CMP_ASSERT_OFF(cmp_hdr, rsvd0, 12);
+CMP_ASSERT_OFF(cmp_hdr, flags, 12);
+CMP_ASSERT_OFF(cmp_hdr, rsvd0, 14);
 
 CMP_ASSERT_SIZE(cmp_path, 120);
 CMP_ASSERT_OFF(cmp_path, port_num, 12);
@@ -1309,7 +1376,9 @@ CMP_ASSERT_OFF(cmp_set_context, context, 8);
 CMP_ASSERT_SIZE(cmp_listen, 112);
 CMP_ASSERT_OFF(cmp_listen, service_id, 8);
 CMP_ASSERT_OFF(cmp_listen, port, 24);
-CMP_ASSERT_SIZE(cmp_connect, 256);
+CMP_ASSERT_SIZE(cmp_connect, 264);
+CMP_ASSERT_OFF(cmp_connect, qp_type, 22);
+CMP_ASSERT_OFF(cmp_connect, context, 256);
 CMP_ASSERT_OFF(cmp_connect, private_data_len, 21);
 CMP_ASSERT_OFF(cmp_connect, service_id, 24);
 CMP_ASSERT_OFF(cmp_connect, dst, 32);

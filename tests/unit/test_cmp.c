@@ -1173,7 +1173,7 @@ static void test_malformed_requests(void **state)
 	    "CONNECT local CM response timeout out of range");
 	BAD(CMP_TYPE_CONNECT, m->connect.remote_cm_response_timeout = 32,
 	    "CONNECT remote CM response timeout out of range");
-	BAD(CMP_TYPE_CONNECT, m->connect.rsvd0[1] = 1,
+	BAD(CMP_TYPE_CONNECT, m->connect.rsvd0 = 1,
 	    "CONNECT reserved bytes not zero");
 	BAD(CMP_TYPE_CONNECT, m->connect.rsvd1[3] = 1,
 	    "CONNECT reserved bytes not zero");
@@ -1373,8 +1373,6 @@ static void test_malformed_replies(void **state)
 	    "reply status not 0 or -errno");
 	BAD(CMP_TYPE_CONNECT_REPLY, m->reply.status = -4096,
 	    "reply status not 0 or -errno");
-	BAD(CMP_TYPE_CONNECT_REPLY, m->reply.rsvd0 = 1,
-	    "reply reserved bytes not zero");
 	BAD(CMP_TYPE_CREATE_ID_REPLY, m->reply.status = -ENOMEM,
 	    "reply body not zero after a failure");
 	BAD(CMP_TYPE_QUERY_ID_REPLY, m->reply.status = -ENOENT,
@@ -1808,12 +1806,12 @@ static void test_encode_errors(void **state)
 	(void)state;
 	build(&m, (struct example){ .type = CMP_TYPE_CONNECT });
 	/* One byte short of the message. */
-	assert_int_equal(cmp_encode(&m, buf, 16 + 256 - 1), -EMSGSIZE);
-	assert_int_equal(cmp_encode(&m, buf, 16 + 256), 16 + 256);
+	assert_int_equal(cmp_encode(&m, buf, 16 + 264 - 1), -EMSGSIZE);
+	assert_int_equal(cmp_encode(&m, buf, 16 + 264), 16 + 264);
 	/* hdr.length is the encoder's to compute, whatever the caller says. */
 	m.hdr.length = 3;
-	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), 16 + 256);
-	assert_int_equal(((struct cmp_hdr *)(void *)buf)->length, 16 + 256);
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), 16 + 264);
+	assert_int_equal(((struct cmp_hdr *)(void *)buf)->length, 16 + 264);
 
 	m.connect.retry_count = 9;
 	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), -EINVAL);
