@@ -199,8 +199,11 @@ int eng_create_id(struct eng *eng, uint64_t owner, uint64_t context,
 
 int eng_set_context(struct eng *eng, uint32_t id, uint64_t context)
 {
-	struct conn *c = eng_find(eng, id);
+	struct conn *c;
 
+	if (eng->busy)
+		return -EBUSY;
+	c = eng_find(eng, id);
 	if (!c)
 		return -ENOENT;
 	c->context = context;

@@ -1574,7 +1574,7 @@ static void test_introspection(void **state)
 
 /* Callbacks must not call back in: the engine refuses with -EBUSY. */
 static struct eng *reentry_eng;
-static int reentry_rc[5];
+static int reentry_rc[6];
 
 static int reentry_send(void *ctx, const struct eng_addr *to,
 			const struct cm_msg *m)
@@ -1595,6 +1595,7 @@ static void reentry_deliver(void *ctx, const struct eng_event *ev)
 	reentry_rc[2] = eng_destroy(reentry_eng, ev->id, h_now);
 	reentry_rc[3] = eng_port_down(reentry_eng, 1, h_now);
 	reentry_rc[4] = eng_establish(reentry_eng, ev->id, h_now);
+	reentry_rc[5] = eng_set_context(reentry_eng, ev->id, 7);
 }
 
 static uint32_t reentry_random(void *ctx)
@@ -1632,6 +1633,8 @@ static void test_callback_reentry(void **state)
 	assert_int_equal(reentry_rc[2], -EBUSY);
 	assert_int_equal(reentry_rc[3], -EBUSY);
 	assert_int_equal(reentry_rc[4], -EBUSY);
+	assert_int_equal(reentry_rc[5], -EBUSY);
+	assert_int_equal(eng_set_context(reentry_eng, id, 7), 0);
 	assert_int_equal(eng_ack(reentry_eng, id, h_now), 0);
 	eng_free(reentry_eng);
 }
