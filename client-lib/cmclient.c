@@ -3,14 +3,25 @@
  * libcmclient: channel, ids, requests and events over the cmd daemon's
  * socket (proto/cmp.h is the contract; cmclient.h the public API).
  *
- * The shape of it: one non-blocking SOCK_SEQPACKET socket; every request
- * is sent and then the socket is read until the reply with the same
- * sequence number comes, queueing each event read on the way. Events live
- * in one FIFO, so cmc_get_event() and cmc_get_event_id() can take from it
- * in any order without reordering what stays. Anything the daemon sends
- * that the contract does not allow kills the channel with a sticky error,
- * because after one bad datagram no later reply can be trusted to answer
- * the request it seems to answer.
+ * The shape of it: one non-blocking SOCK_SEQPACKET socket. Requests are
+ * encoded into an output queue and leave in batches (sendmmsg); a blocking
+ * request is queued, the queue flushed, and the socket read until its
+ * reply comes. The socket is read in batches too (recvmmsg), and every
+ * datagram read is processed before the library returns: events are
+ * queued, replies answer the oldest request still waiting for one (a FIFO
+ * of them, since the daemon answers in order), and an out-of-turn reply
+ * can only be the failure of a request sent with CMP_HDR_NOREPLY in
+ * asynchronous mode, which becomes a library-made REQUEST_ERROR event.
+ * Events live in one FIFO, so cmc_get_event() and cmc_get_event_id() can
+ * take from it in any order without reordering what stays. Anything the
+ * daemon sends that the contract does not allow kills the channel with a
+ * sticky error, because after one bad datagram no later reply can be
+ * trusted to answer the request it seems to answer.
+ *
+ * What the library knows of an id's state (for the QP helpers) is learnt
+ * from an event when the application takes it, not when it is read: a
+ * batch read for a blocking request may hold the id's next event right
+ * behind the reply, and the call's own update must come first.
  *
  * Lifetimes are reference counts so that "ack after destroy" and "ack
  * after close" are harmless: an event holds its id, its listener and its
@@ -35,6 +46,12 @@
 #include "rdmacm.h"
 
 #define CMC_EXPORT __attribute__((visibility("default")))
+
+/* Requests queued before the output queue is flushed anyway; also the
+ * most one sendmmsg() takes. */
+#define CMC_TX_BATCH 64
+/* Datagrams one recvmmsg() reads. */
+#define CMC_RX_BATCH 32
 
 #define container_of(ptr, type, member)                                        \
 	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
@@ -155,6 +172,8 @@ struct cmc_ev_item {
 	struct cmc_channel *ch;
 	uint32_t seq; /* the id's event sequence number, for ACK_EVENT */
 	bool queued;
+	/* Made by the library (REQUEST_ERROR): acked without the daemon. */
+	bool local;
 	struct cmc_ev_item *prev, *next; /* in the channel's queue */
 };
 
@@ -168,6 +187,14 @@ struct cmc_id {
 	bool dead;
 	/* DESTROY_ID is in flight: events read meanwhile are dropped. */
 	bool destroying;
+	/*
+	 * Asynchronous mode: num is 0 until the daemon has an id for it
+	 * ("unborn"); creating says its CONNECT, which creates it, awaits
+	 * the reply. Such an id is on the channel's unborn list, not in the
+	 * table: no event can name it before that reply.
+	 */
+	bool creating;
+	struct cmc_id *uprev, *unext;
 	/* The negotiated values, for the QP helpers; path_ok says whether
 	 * info.path is loaded. */
 	bool path_ok;
@@ -182,12 +209,23 @@ struct cmc_id {
 	unsigned int nq;
 };
 
+/* A request sent without NOREPLY, waiting for its reply. */
+struct cmc_pend {
+	uint32_t seq;
+	uint8_t type;
+	/* A CONNECT creating this id (which it holds); NULL for a blocking
+	 * request, whose reply goes to ch->reply. */
+	struct cmc_id *id;
+};
+
 struct cmc_channel {
 	int sock;
 	int epfd;
 	int evfd;
 	bool evfd_armed;
 	bool closed;
+	bool async;
+	bool flushing;
 	/* Sticky: once set, every call needing the daemon returns it. */
 	int err;
 	/* One for the open channel, one per event not yet freed. */
@@ -203,9 +241,25 @@ struct cmc_channel {
 	struct cmc_id **buckets;
 	unsigned int nbuckets;
 	unsigned int nids;
+	struct cmc_id *unborn; /* ids without a daemon id yet */
+	/* Output queue: encoded requests back to back in obuf; oend[i] is
+	 * where the i-th ends. osent of the nout are sent. */
+	uint8_t *obuf;
+	size_t olen, ocap;
+	size_t *oend;
+	unsigned int nout, osent, oendcap;
+	/* Requests waiting for their reply, oldest first (a ring). */
+	struct cmc_pend *pend;
+	unsigned int phead, npend, pcap;
+	/* The last request sent with NOREPLY and the last one answered:
+	 * an out-of-turn failure must lie between them. */
+	uint32_t last_noreply, last_answered;
+	/* The reply to the blocking request, once it came. */
+	bool reply_ready;
+	struct cmp_msg reply;
 	struct cmp_msg tx;
 	struct cmp_msg rx;
-	uint8_t buf[CMP_MSG_MAX + 1];
+	uint8_t (*rbuf)[CMP_MSG_MAX + 1]; /* CMC_RX_BATCH of them */
 };
 
 /* ------------------------------------------------------------------ */
@@ -249,7 +303,8 @@ static struct cmc_id *cmc_id_lookup(struct cmc_channel *ch, uint32_t num)
 {
 	struct cmc_id *id;
 
-	if (!ch->buckets)
+	/* Unborn ids have number 0 and are not in the table. */
+	if (!ch->buckets || num == CMP_ID_NONE)
 		return NULL;
 	for (id = ch->buckets[cmc_hash(num, ch->nbuckets)]; id; id = id->hnext)
 		if (id->num == num)
@@ -281,15 +336,25 @@ static int cmc_table_grow(struct cmc_channel *ch)
 	return 0;
 }
 
-static struct cmc_id *cmc_id_new(struct cmc_channel *ch, uint32_t num,
-				 void *context, uint8_t qp_type)
+/* Put id, numbered now, into the table. */
+static int cmc_id_link(struct cmc_channel *ch, struct cmc_id *id)
 {
-	struct cmc_id *id;
 	unsigned int h;
 
 	if (ch->nids >= ch->nbuckets && cmc_table_grow(ch))
-		return NULL;
-	id = calloc(1, sizeof(*id));
+		return -ENOMEM;
+	h = cmc_hash(id->num, ch->nbuckets);
+	id->hnext = ch->buckets[h];
+	ch->buckets[h] = id;
+	ch->nids++;
+	return 0;
+}
+
+static struct cmc_id *cmc_id_alloc(struct cmc_channel *ch, uint32_t num,
+				   void *context, uint8_t qp_type)
+{
+	struct cmc_id *id = calloc(1, sizeof(*id));
+
 	if (!id)
 		return NULL;
 	id->ch = ch;
@@ -299,11 +364,39 @@ static struct cmc_id *cmc_id_new(struct cmc_channel *ch, uint32_t num,
 	id->info.id = num;
 	id->info.qp_type = qp_type;
 	id->info.context = (uint64_t)(uintptr_t)context;
-	h = cmc_hash(num, ch->nbuckets);
-	id->hnext = ch->buckets[h];
-	ch->buckets[h] = id;
-	ch->nids++;
 	return id;
+}
+
+static struct cmc_id *cmc_id_new(struct cmc_channel *ch, uint32_t num,
+				 void *context, uint8_t qp_type)
+{
+	struct cmc_id *id = cmc_id_alloc(ch, num, context, qp_type);
+
+	if (id && cmc_id_link(ch, id)) {
+		free(id);
+		return NULL;
+	}
+	return id;
+}
+
+static void cmc_unborn_add(struct cmc_channel *ch, struct cmc_id *id)
+{
+	id->uprev = NULL;
+	id->unext = ch->unborn;
+	if (ch->unborn)
+		ch->unborn->uprev = id;
+	ch->unborn = id;
+}
+
+static void cmc_unborn_del(struct cmc_channel *ch, struct cmc_id *id)
+{
+	if (id->uprev)
+		id->uprev->unext = id->unext;
+	else
+		ch->unborn = id->unext;
+	if (id->unext)
+		id->unext->uprev = id->uprev;
+	id->uprev = id->unext = NULL;
 }
 
 static void cmc_id_put(struct cmc_id *id)
@@ -415,85 +508,19 @@ static void cmc_purge_id(struct cmc_channel *ch, struct cmc_id *id)
 }
 
 /* ------------------------------------------------------------------ */
-/* Socket I/O */
-
-/* Send tx (encoded here). Argument errors are the caller's, not sticky. */
-static int cmc_send(struct cmc_channel *ch, int64_t deadline)
-{
-	struct pollfd pfd = { .fd = ch->sock, .events = POLLOUT };
-	ssize_t len, r;
-
-	len = cmp_encode(&ch->tx, ch->buf, sizeof(ch->buf));
-	if (len < 0)
-		return -EINVAL;
-	for (;;) {
-		r = send(ch->sock, ch->buf, (size_t)len, MSG_NOSIGNAL);
-		if (r == len)
-			return 0;
-		if (r >= 0)
-			return cmc_fail(ch, -EPROTO);
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return cmc_fail(ch, -ECONNRESET);
-		r = poll(&pfd, 1, cmc_remaining(deadline));
-		if (r == 0)
-			return cmc_fail(ch, -ETIMEDOUT);
-		if (r < 0 && errno != EINTR)
-			return cmc_fail(ch, -errno);
-	}
-}
-
-/*
- * Read one datagram into rx, waiting until deadline. Returns 1 with a
- * decoded message, 0 when the time ran out, or the channel's error.
- */
-static int cmc_recv(struct cmc_channel *ch, int64_t deadline)
-{
-	struct pollfd pfd = { .fd = ch->sock, .events = POLLIN };
-	ssize_t r;
-
-	for (;;) {
-		r = recv(ch->sock, ch->buf, sizeof(ch->buf), MSG_TRUNC);
-		if (r > 0)
-			break;
-		if (r == 0)
-			return cmc_fail(ch, -ECONNRESET);
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return cmc_fail(ch, -ECONNRESET);
-		r = poll(&pfd, 1, cmc_remaining(deadline));
-		if (r == 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return cmc_fail(ch, -errno);
-	}
-	/* MSG_TRUNC reports the datagram's real length. */
-	if ((size_t)r > CMP_MSG_MAX)
-		return cmc_fail(ch, -EPROTO);
-	if (cmp_decode(ch->buf, (size_t)r, &ch->rx, NULL))
-		return cmc_fail(ch, -EPROTO);
-	if (ch->rx.hdr.type != CMP_TYPE_HELLO_REPLY &&
-	    ch->rx.hdr.version != ch->version)
-		return cmc_fail(ch, -EPROTO);
-	if (ch->rx.hdr.type != CMP_TYPE_EVENT &&
-	    !(ch->rx.hdr.type & CMP_REPLY_BIT))
-		return cmc_fail(ch, -EPROTO);
-	return 1;
-}
-
-/* ------------------------------------------------------------------ */
 /* Events */
 
-/* Keep what the QP helpers will need from an event. */
-static void cmc_id_learn(struct cmc_id *id, const struct cmp_event *e)
+/*
+ * Keep what the QP helpers will need from an event, when the application
+ * takes it (see the top of this file for why not earlier).
+ */
+static void cmc_id_learn(struct cmc_id *id, const struct cmc_event *ev)
 {
 	struct cmc_id_info *in = &id->info;
 
-	switch ((enum cmp_event_type)e->type) {
-	case CMP_EVENT_REQ_RECEIVED: {
-		const struct cmp_ev_req *r = &e->req_received;
+	switch (ev->type) {
+	case CMC_EVENT_REQ_RECEIVED: {
+		const struct cmc_ev_req *r = &ev->u.req;
 
 		in->state = CMC_STATE_REQ_RCVD;
 		in->listen_id = r->listen_id;
@@ -509,12 +536,12 @@ static void cmc_id_learn(struct cmc_id *id, const struct cmp_event *e)
 		in->retry_count = r->retry_count;
 		in->rnr_retry_count = r->rnr_retry_count;
 		in->srq = r->srq;
-		memcpy(&in->path, &r->path, sizeof(in->path));
+		in->path = r->path;
 		id->path_ok = true;
 		break;
 	}
-	case CMP_EVENT_REP_RECEIVED: {
-		const struct cmp_ev_rep *r = &e->rep_received;
+	case CMC_EVENT_REP_RECEIVED: {
+		const struct cmc_ev_rep *r = &ev->u.rep;
 
 		in->state = CMC_STATE_REP_RCVD;
 		in->remote_ca_guid = r->remote_ca_guid;
@@ -527,54 +554,82 @@ static void cmc_id_learn(struct cmc_id *id, const struct cmp_event *e)
 		in->target_ack_delay = r->target_ack_delay;
 		in->failover = r->failover;
 		in->rnr_retry_count = r->rnr_retry_count;
-		memcpy(&in->path, &r->path, sizeof(in->path));
+		in->path = r->path;
 		id->path_ok = true;
 		break;
 	}
-	case CMP_EVENT_ESTABLISHED:
+	case CMC_EVENT_ESTABLISHED:
 		in->state = CMC_STATE_ESTABLISHED;
 		break;
-	case CMP_EVENT_REJ_RECEIVED:
-	case CMP_EVENT_CONNECT_ERROR:
-	case CMP_EVENT_TIMEWAIT_EXIT:
+	case CMC_EVENT_REJ_RECEIVED:
+	case CMC_EVENT_CONNECT_ERROR:
+	case CMC_EVENT_TIMEWAIT_EXIT:
 		in->state = CMC_STATE_IDLE;
 		break;
-	case CMP_EVENT_DREQ_RECEIVED:
+	case CMC_EVENT_DREQ_RECEIVED:
 		in->state = CMC_STATE_DREQ_RCVD;
 		break;
-	case CMP_EVENT_DREP_RECEIVED:
-	case CMP_EVENT_DISCONNECT_TIMEOUT:
+	case CMC_EVENT_DREP_RECEIVED:
+	case CMC_EVENT_DISCONNECT_TIMEOUT:
 		in->state = CMC_STATE_TIMEWAIT;
 		break;
-	case CMP_EVENT_LAP_RECEIVED:
-		memcpy(&id->lap_path, &e->lap_received.alt_path,
-		       sizeof(id->lap_path));
+	case CMC_EVENT_LAP_RECEIVED:
+		id->lap_path = ev->u.lap.alt_path;
 		break;
-	case CMP_EVENT_APR_RECEIVED:
-		if (e->status == 0 && e->apr_received.ap_status == 0) {
+	case CMC_EVENT_APR_RECEIVED:
+		if (ev->status == 0 && ev->u.apr.ap_status == 0) {
 			in->alt_path = id->lap_path;
 			in->has_alt_path = 1;
 		}
 		break;
-	case CMP_EVENT_SIDR_REQ_RECEIVED:
+	case CMC_EVENT_SIDR_REQ_RECEIVED:
 		in->state = CMC_STATE_SIDR_REQ_RCVD;
-		in->listen_id = e->sidr_req_received.listen_id;
-		in->service_id = e->sidr_req_received.service_id;
-		memcpy(&in->path, &e->sidr_req_received.path, sizeof(in->path));
+		in->listen_id = ev->u.sidr_req.listen_id;
+		in->service_id = ev->u.sidr_req.service_id;
+		in->path = ev->u.sidr_req.path;
 		id->path_ok = true;
 		break;
-	case CMP_EVENT_SIDR_REP_RECEIVED:
+	case CMC_EVENT_SIDR_REP_RECEIVED:
 		in->state = CMC_STATE_IDLE;
-		in->remote_qpn = e->sidr_rep_received.qpn;
-		in->qkey = e->sidr_rep_received.qkey;
-		memcpy(&in->path, &e->sidr_rep_received.path, sizeof(in->path));
+		in->remote_qpn = ev->u.sidr_rep.qpn;
+		in->qkey = ev->u.sidr_rep.qkey;
+		in->path = ev->u.sidr_rep.path;
 		id->path_ok = true;
 		break;
-	case CMP_EVENT_MRA_RECEIVED:
-	case CMP_EVENT_PORT_ERROR:
-	case CMP_EVENT_DEVICE_REMOVAL:
+	case CMC_EVENT_REQUEST_ERROR:
+		/* A refused CONNECT leaves the id idle (and unborn, if the
+		 * CONNECT was to create it). Other failures leave the state
+		 * as the call assumed (see cmclient.h). */
+		if (ev->u.request_error.request == CMC_REQ_CONNECT)
+			in->state = CMC_STATE_IDLE;
+		break;
+	case CMC_EVENT_MRA_RECEIVED:
+	case CMC_EVENT_PORT_ERROR:
+	case CMC_EVENT_DEVICE_REMOVAL:
 		break;
 	}
+}
+
+/* Append an event to the queue; it holds its channel and its id(s). */
+static void cmc_enqueue(struct cmc_channel *ch, struct cmc_ev_item *it)
+{
+	it->ch = ch;
+	ch->refs++;
+	it->ev.id->refs++;
+	it->ev.id->nq++;
+	if (it->ev.listen_id) {
+		it->ev.listen_id->refs++;
+		it->ev.listen_id->nq++;
+	}
+	it->prev = ch->tail;
+	if (ch->tail)
+		ch->tail->next = it;
+	else
+		ch->head = it;
+	ch->tail = it;
+	it->queued = true;
+	ch->nqueued++;
+	cmc_queue_signal(ch);
 }
 
 /*
@@ -598,7 +653,7 @@ static int cmc_on_event(struct cmc_channel *ch)
 					e->sidr_req_received.listen_id;
 
 		/* A daemon that hands out a live id twice is broken. */
-		if (id)
+		if (id || e->id == CMP_ID_NONE)
 			return cmc_fail(ch, -EPROTO);
 		lid = cmc_id_lookup(ch, lnum);
 		if (lid && lid->destroying)
@@ -618,40 +673,370 @@ static int cmc_on_event(struct cmc_channel *ch)
 	if (!it)
 		return cmc_fail(ch, -ENOMEM);
 	body = cmp_event_body_size(e->type);
-	it->ch = ch;
-	ch->refs++;
 	it->seq = ch->rx.hdr.seq;
 	it->ev.id = id;
-	id->refs++;
-	if (lid) {
-		it->ev.listen_id = lid;
-		lid->refs++;
-	}
+	it->ev.listen_id = lid;
 	it->ev.context = (void *)(uintptr_t)e->context;
 	it->ev.type = (enum cmc_event_type)e->type;
 	it->ev.status = e->status;
 	if (body > 0)
 		memcpy(&it->ev.u, &e->req_received, (size_t)body);
-	cmc_id_learn(id, e);
-	it->prev = ch->tail;
-	if (ch->tail)
-		ch->tail->next = it;
-	else
-		ch->head = it;
-	ch->tail = it;
-	it->queued = true;
-	id->nq++;
-	if (lid)
-		lid->nq++;
-	ch->nqueued++;
-	cmc_queue_signal(ch);
+	cmc_enqueue(ch, it);
 	return 0;
+}
+
+/* Tell the application that request (a NOREPLY one) on id failed. */
+static int cmc_request_error(struct cmc_channel *ch, struct cmc_id *id,
+			     unsigned int request, int status)
+{
+	struct cmc_ev_item *it = calloc(1, sizeof(*it));
+
+	if (!it)
+		return cmc_fail(ch, -ENOMEM);
+	it->local = true;
+	it->ev.id = id;
+	it->ev.context = id->context;
+	it->ev.type = CMC_EVENT_REQUEST_ERROR;
+	it->ev.status = status;
+	it->ev.u.request_error.request = request;
+	cmc_enqueue(ch, it);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The output queue */
+
+/* Serial arithmetic: is a after b? */
+static bool cmc_seq_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+static uint32_t cmc_next_seq(struct cmc_channel *ch)
+{
+	if (++ch->seq == 0)
+		ch->seq = 1;
+	return ch->seq;
+}
+
+/*
+ * Encode m at the end of the output queue. -EINVAL when it does not
+ * encode (the caller's argument error; nothing is queued), -ENOMEM.
+ */
+static int cmc_out_add(struct cmc_channel *ch, const struct cmp_msg *m)
+{
+	ssize_t len;
+
+	if (ch->olen + CMP_MSG_MAX > ch->ocap) {
+		size_t cap = ch->ocap ? ch->ocap * 2 : 16 * CMP_MSG_MAX;
+		uint8_t *b = realloc(ch->obuf, cap);
+
+		if (!b)
+			return -ENOMEM;
+		ch->obuf = b;
+		ch->ocap = cap;
+	}
+	if (ch->nout == ch->oendcap) {
+		unsigned int cap = ch->oendcap ? ch->oendcap * 2 : CMC_TX_BATCH;
+		size_t *e = realloc(ch->oend, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		ch->oend = e;
+		ch->oendcap = cap;
+	}
+	len = cmp_encode(m, ch->obuf + ch->olen, CMP_MSG_MAX);
+	if (len < 0)
+		return -EINVAL;
+	ch->olen += (size_t)len;
+	ch->oend[ch->nout++] = ch->olen;
+	return 0;
+}
+
+static int cmc_rx(struct cmc_channel *ch);
+
+/*
+ * Send what is queued. With wait, a full socket is waited out with poll()
+ * for POLLIN too, and whatever arrives meanwhile is read and processed:
+ * the daemon may stop reading us while its messages to us pile up unread,
+ * so only reading guarantees progress. Without wait, stop at a full
+ * socket (cmc_close()'s best effort). deadline bounds a wait without
+ * progress: a slow daemon that reads is not a hung one. Returns 0 or the
+ * channel's error.
+ */
+static int cmc_out_send(struct cmc_channel *ch, bool wait, int64_t deadline)
+{
+	struct mmsghdr mv[CMC_TX_BATCH];
+	struct iovec iov[CMC_TX_BATCH];
+
+	/* Reading below may queue a request (cmc_on_created()); it goes out
+	 * in this same loop, never in a nested flush. */
+	if (ch->flushing)
+		return 0;
+	ch->flushing = true;
+	while (!ch->err && ch->osent < ch->nout) {
+		unsigned int n = ch->nout - ch->osent;
+		struct pollfd pfd = { .fd = ch->sock,
+				      .events = POLLIN | POLLOUT };
+		int r;
+
+		if (n > CMC_TX_BATCH)
+			n = CMC_TX_BATCH;
+		for (unsigned int i = 0; i < n; i++) {
+			unsigned int k = ch->osent + i;
+			size_t start = k ? ch->oend[k - 1] : 0;
+
+			iov[i].iov_base = ch->obuf + start;
+			iov[i].iov_len = ch->oend[k] - start;
+			memset(&mv[i], 0, sizeof(mv[i]));
+			mv[i].msg_hdr.msg_iov = &iov[i];
+			mv[i].msg_hdr.msg_iovlen = 1;
+		}
+		r = sendmmsg(ch->sock, mv, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (r > 0) {
+			for (int i = 0; i < r; i++)
+				if (mv[i].msg_len != iov[i].iov_len)
+					cmc_fail(ch, -EPROTO);
+			ch->osent += (unsigned int)r;
+			if (deadline >= 0)
+				deadline = cmc_deadline(ch->req_timeout);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+			cmc_fail(ch, -ECONNRESET);
+			break;
+		}
+		if (!wait)
+			break;
+		r = poll(&pfd, 1, cmc_remaining(deadline));
+		if (r == 0)
+			cmc_fail(ch, -ETIMEDOUT);
+		else if (r < 0 && errno != EINTR)
+			cmc_fail(ch, -errno);
+		else if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			cmc_rx(ch);
+	}
+	if (ch->osent == ch->nout) {
+		ch->osent = ch->nout = 0;
+		ch->olen = 0;
+	}
+	ch->flushing = false;
+	return ch->err;
+}
+
+static int cmc_out_flush(struct cmc_channel *ch)
+{
+	if (ch->osent == ch->nout)
+		return ch->err;
+	return cmc_out_send(ch, true, cmc_deadline(ch->req_timeout));
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests waiting for their reply */
+
+static int cmc_pend_reserve(struct cmc_channel *ch)
+{
+	struct cmc_pend *p;
+	unsigned int cap;
+
+	if (ch->npend < ch->pcap)
+		return 0;
+	cap = ch->pcap ? ch->pcap * 2 : 16;
+	p = malloc(cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	/* Unroll the ring: the oldest goes first. */
+	for (unsigned int i = 0; i < ch->npend; i++)
+		p[i] = ch->pend[(ch->phead + i) % ch->pcap];
+	free(ch->pend);
+	ch->pend = p;
+	ch->pcap = cap;
+	ch->phead = 0;
+	return 0;
+}
+
+/* Room was reserved with cmc_pend_reserve(). */
+static void cmc_pend_push(struct cmc_channel *ch, uint32_t seq, uint8_t type,
+			  struct cmc_id *id)
+{
+	struct cmc_pend *p = &ch->pend[(ch->phead + ch->npend) % ch->pcap];
+
+	p->seq = seq;
+	p->type = type;
+	p->id = id;
+	ch->npend++;
+}
+
+/*
+ * The reply to a CONNECT that created id: its number, or its failure,
+ * which the application learns as a REQUEST_ERROR event because nobody
+ * waits for this reply. An id destroyed meanwhile is destroyed in the
+ * daemon now.
+ */
+static int cmc_on_created(struct cmc_channel *ch, struct cmc_id *id)
+{
+	const struct cmp_reply *r = &ch->rx.reply;
+	int ret = 0;
+
+	id->creating = false;
+	if (r->status) {
+		if (!id->dead)
+			ret = cmc_request_error(ch, id, CMC_REQ_CONNECT,
+						r->status);
+	} else if (r->id == CMP_ID_NONE || cmc_id_lookup(ch, r->id)) {
+		ret = cmc_fail(ch, -EPROTO);
+	} else if (id->dead) {
+		struct cmp_msg m;
+
+		cmp_msg_init(&m, CMP_TYPE_DESTROY_ID, cmc_next_seq(ch));
+		m.hdr.version = ch->version;
+		m.hdr.flags = CMP_HDR_NOREPLY;
+		m.destroy_id.id = r->id;
+		ret = cmc_out_add(ch, &m);
+		if (ret)
+			ret = cmc_fail(ch, ret);
+		else
+			ch->last_noreply = m.hdr.seq;
+	} else {
+		id->num = r->id;
+		id->info.id = r->id;
+		ret = cmc_id_link(ch, id);
+		if (ret)
+			ret = cmc_fail(ch, ret);
+		else
+			cmc_unborn_del(ch, id);
+	}
+	cmc_id_put(id);
+	return ret;
+}
+
+/*
+ * A reply was read. The daemon answers in order, so a reply to a request
+ * we wait for must answer the oldest; anything else can only be the
+ * failure of a NOREPLY request sent after the last answered one and
+ * before that oldest, and its id member says which id it was about.
+ */
+static int cmc_on_reply(struct cmc_channel *ch)
+{
+	const struct cmp_msg *m = &ch->rx;
+	unsigned int request = m->hdr.type & ~CMP_REPLY_BIT;
+	struct cmc_pend *head = ch->npend ? &ch->pend[ch->phead] : NULL;
+	struct cmc_id *id;
+
+	if (head && m->hdr.seq == head->seq) {
+		struct cmc_pend p = *head;
+
+		if (m->hdr.type != cmp_reply_type((enum cmp_type)p.type))
+			return cmc_fail(ch, -EPROTO);
+		ch->phead = (ch->phead + 1) % ch->pcap;
+		ch->npend--;
+		ch->last_answered = p.seq;
+		if (p.id)
+			return cmc_on_created(ch, p.id);
+		ch->reply = *m;
+		ch->reply_ready = true;
+		return 0;
+	}
+	if (!m->reply.status || !cmp_noreply_allowed(request) ||
+	    !cmc_seq_after(m->hdr.seq, ch->last_answered) ||
+	    cmc_seq_after(m->hdr.seq, ch->last_noreply) ||
+	    (head && !cmc_seq_after(head->seq, m->hdr.seq)))
+		return cmc_fail(ch, -EPROTO);
+	ch->last_answered = m->hdr.seq;
+	id = cmc_id_lookup(ch, m->reply.id);
+	if (!id || id->destroying) {
+		ch->dropped++;
+		return 0;
+	}
+	return cmc_request_error(ch, id, request, m->reply.status);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading */
+
+/* One datagram of len bytes was read into buf: check and process it. */
+static int cmc_rx_one(struct cmc_channel *ch, const uint8_t *buf, size_t len)
+{
+	if (len == 0)
+		return cmc_fail(ch, -ECONNRESET);
+	if (len > CMP_MSG_MAX)
+		return cmc_fail(ch, -EPROTO);
+	if (cmp_decode(buf, len, &ch->rx, NULL))
+		return cmc_fail(ch, -EPROTO);
+	if (ch->rx.hdr.type != CMP_TYPE_HELLO_REPLY &&
+	    ch->rx.hdr.version != ch->version)
+		return cmc_fail(ch, -EPROTO);
+	if (ch->rx.hdr.type == CMP_TYPE_EVENT)
+		return cmc_on_event(ch);
+	if (!(ch->rx.hdr.type & CMP_REPLY_BIT))
+		return cmc_fail(ch, -EPROTO);
+	return cmc_on_reply(ch);
+}
+
+/*
+ * Read what the socket holds, up to CMC_RX_BATCH datagrams without
+ * waiting, and process every one of them before returning, so that the
+ * application's fd never looks idle while messages sit unprocessed in
+ * here. Returns how many were read (0: none was there) or the channel's
+ * error.
+ */
+static int cmc_rx(struct cmc_channel *ch)
+{
+	struct mmsghdr mv[CMC_RX_BATCH];
+	struct iovec iov[CMC_RX_BATCH];
+	int r;
+
+	if (ch->err)
+		return ch->err;
+	memset(mv, 0, sizeof(mv));
+	for (unsigned int i = 0; i < CMC_RX_BATCH; i++) {
+		iov[i].iov_base = ch->rbuf[i];
+		iov[i].iov_len = sizeof(ch->rbuf[i]);
+		mv[i].msg_hdr.msg_iov = &iov[i];
+		mv[i].msg_hdr.msg_iovlen = 1;
+	}
+	/* MSG_TRUNC: msg_len is the datagram's real length. */
+	r = recvmmsg(ch->sock, mv, CMC_RX_BATCH, MSG_DONTWAIT | MSG_TRUNC,
+		     NULL);
+	if (r < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		return cmc_fail(ch, -ECONNRESET);
+	}
+	if (r == 0)
+		return cmc_fail(ch, -ECONNRESET);
+	for (int i = 0; i < r; i++) {
+		int ret = cmc_rx_one(ch, ch->rbuf[i], mv[i].msg_len);
+
+		if (ret)
+			return ret;
+	}
+	return r;
+}
+
+/*
+ * Wait until the socket is readable or deadline, then read. Returns 0,
+ * or the channel's error; running out of time is -ETIMEDOUT, sticky.
+ */
+static int cmc_wait_rx(struct cmc_channel *ch, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = ch->sock, .events = POLLIN };
+	int r = poll(&pfd, 1, cmc_remaining(deadline));
+
+	if (r == 0)
+		return cmc_fail(ch, -ETIMEDOUT);
+	if (r < 0)
+		return errno == EINTR ? 0 : cmc_fail(ch, -errno);
+	r = cmc_rx(ch);
+	return r < 0 ? r : 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Requests */
 
-/* Start a request in tx: zeroed body, header filled by cmc_request(). */
+/* Start a request in tx: zeroed body, header filled when it is sent. */
 static struct cmp_msg *cmc_req(struct cmc_channel *ch, enum cmp_type type)
 {
 	cmp_msg_init(&ch->tx, type, 0);
@@ -661,49 +1046,70 @@ static struct cmp_msg *cmc_req(struct cmc_channel *ch, enum cmp_type type)
 }
 
 /*
- * Send tx and wait for its reply, queueing events read meanwhile. Returns
- * the reply's status (the reply itself is in rx), or a channel error.
+ * Queue tx as a request that awaits its reply (id: a CONNECT creating
+ * that id; NULL: the caller waits). -EINVAL when tx does not encode.
  */
-static int cmc_request(struct cmc_channel *ch)
+static int cmc_send_waited(struct cmc_channel *ch, struct cmc_id *id)
 {
-	int64_t deadline = cmc_deadline(ch->req_timeout);
-	enum cmp_type want = cmp_reply_type((enum cmp_type)ch->tx.hdr.type);
 	int ret;
 
 	if (ch->err)
 		return ch->err;
-	if (++ch->seq == 0)
-		ch->seq = 1;
-	ch->tx.hdr.seq = ch->seq;
-	ret = cmc_send(ch, deadline);
+	ret = cmc_pend_reserve(ch);
 	if (ret)
 		return ret;
-	/* The reply cannot be there yet: wait for it rather than try a
-	 * recv that fails with EAGAIN first. */
-	{
-		struct pollfd pfd = { .fd = ch->sock, .events = POLLIN };
+	ch->tx.hdr.seq = cmc_next_seq(ch);
+	ch->tx.hdr.flags = 0;
+	ret = cmc_out_add(ch, &ch->tx);
+	if (ret)
+		return ret;
+	cmc_pend_push(ch, ch->tx.hdr.seq, ch->tx.hdr.type, id);
+	return 0;
+}
 
-		while (poll(&pfd, 1, cmc_remaining(deadline)) < 0 &&
-		       errno == EINTR)
-			;
-	}
-	for (;;) {
-		ret = cmc_recv(ch, deadline);
-		if (ret == 0)
-			return cmc_fail(ch, -ETIMEDOUT);
-		if (ret < 0)
-			return ret;
-		if (ch->rx.hdr.type == CMP_TYPE_EVENT) {
-			ret = cmc_on_event(ch);
-			if (ret)
-				return ret;
-			continue;
-		}
-		/* Replies come in request order and we have one pending. */
-		if (ch->rx.hdr.type != want || ch->rx.hdr.seq != ch->seq)
-			return cmc_fail(ch, -EPROTO);
-		return ch->rx.reply.status;
-	}
+/*
+ * Send tx, with everything queued before it, and wait for its reply,
+ * processing whatever else arrives meanwhile. Returns the reply's status
+ * (the reply itself is in ch->reply), or a channel error.
+ */
+static int cmc_request(struct cmc_channel *ch)
+{
+	int64_t deadline = cmc_deadline(ch->req_timeout);
+	int ret;
+
+	ret = cmc_send_waited(ch, NULL);
+	if (ret)
+		return ret;
+	ch->reply_ready = false;
+	ret = cmc_out_send(ch, true, deadline);
+	while (!ret && !ch->reply_ready)
+		ret = cmc_wait_rx(ch, deadline);
+	if (ret)
+		return ret;
+	return ch->reply.reply.status;
+}
+
+/*
+ * A request that asynchronous mode queues with NOREPLY and answers with
+ * 0 at once; in blocking mode cmc_request().
+ */
+static int cmc_call(struct cmc_channel *ch)
+{
+	int ret;
+
+	if (!ch->async)
+		return cmc_request(ch);
+	if (ch->err)
+		return ch->err;
+	ch->tx.hdr.seq = cmc_next_seq(ch);
+	ch->tx.hdr.flags = CMP_HDR_NOREPLY;
+	ret = cmc_out_add(ch, &ch->tx);
+	if (ret)
+		return ret;
+	ch->last_noreply = ch->tx.hdr.seq;
+	if (ch->nout - ch->osent >= CMC_TX_BATCH)
+		return cmc_out_flush(ch);
+	return 0;
 }
 
 /* A request about a live id: the common checks. */
@@ -712,6 +1118,59 @@ static int cmc_id_ok(const struct cmc_id *id)
 	if (!id || id->dead)
 		return -EINVAL;
 	return id->ch->err;
+}
+
+/* Wait for the reply to the CONNECT that creates id. */
+static int cmc_wait_created(struct cmc_id *id)
+{
+	struct cmc_channel *ch = id->ch;
+	int64_t deadline = cmc_deadline(ch->req_timeout);
+	int ret = cmc_out_flush(ch);
+
+	while (!ret && id->creating)
+		ret = cmc_wait_rx(ch, deadline);
+	return ret;
+}
+
+/* Give an unborn id its daemon id the classic way: CREATE_ID. */
+static int cmc_id_birth(struct cmc_id *id)
+{
+	struct cmc_channel *ch = id->ch;
+	struct cmp_msg *m = cmc_req(ch, CMP_TYPE_CREATE_ID);
+	uint32_t num;
+	int ret;
+
+	m->create_id.context = (uint64_t)(uintptr_t)id->context;
+	m->create_id.qp_type = id->info.qp_type;
+	ret = cmc_request(ch);
+	if (ret)
+		return ret;
+	num = ch->reply.create_id_reply.id;
+	if (num == CMP_ID_NONE || cmc_id_lookup(ch, num))
+		return cmc_fail(ch, -EPROTO);
+	id->num = num;
+	id->info.id = num;
+	if (cmc_id_link(ch, id)) {
+		id->num = id->info.id = CMP_ID_NONE;
+		return -ENOMEM; /* the daemon frees it when we close */
+	}
+	cmc_unborn_del(ch, id);
+	return 0;
+}
+
+/*
+ * A request is about to name id: the common checks, and a daemon id for
+ * it if it has none yet (see cmc_set_async()).
+ */
+static int cmc_id_use(struct cmc_id *id)
+{
+	int ret = cmc_id_ok(id);
+
+	if (!ret && id->creating)
+		ret = cmc_wait_created(id);
+	if (!ret && !id->num)
+		ret = cmc_id_birth(id);
+	return ret;
 }
 
 static int cmc_data(uint8_t *dst, size_t max, uint8_t *lenp, const void *src,
@@ -764,7 +1223,7 @@ static void cmc_ch_release_fds(struct cmc_channel *ch)
 static int cmc_hello(struct cmc_channel *ch, const char *name)
 {
 	struct cmp_msg *m = cmc_req(ch, CMP_TYPE_HELLO);
-	const struct cmp_hello_reply *r = &ch->rx.hello_reply;
+	const struct cmp_hello_reply *r = &ch->reply.hello_reply;
 	int ret;
 
 	m->hello.min_version = CMP_VERSION_MIN;
@@ -823,6 +1282,11 @@ CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
 	ret = cmc_table_grow(ch);
 	if (ret)
 		goto fail;
+	ch->rbuf = malloc(CMC_RX_BATCH * sizeof(*ch->rbuf));
+	if (!ch->rbuf) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	ret = cmc_hello(ch, name);
 	if (ret)
 		goto fail;
@@ -865,6 +1329,11 @@ CMC_EXPORT void cmc_close(struct cmc_channel *ch)
 
 	if (!ch || ch->closed)
 		return;
+	/* Best effort, without waiting: what is queued may still matter
+	 * (a REJECT's private data, say), though the daemon destroys every
+	 * id anyway. */
+	if (!ch->err && ch->osent < ch->nout)
+		cmc_out_send(ch, false, 0);
 	ch->closed = true;
 	cmc_fail(ch, -ECONNRESET);
 	while ((it = ch->head)) {
@@ -883,6 +1352,27 @@ CMC_EXPORT void cmc_close(struct cmc_channel *ch)
 			cmc_id_put(id);
 		}
 	}
+	while (ch->unborn) {
+		struct cmc_id *id = ch->unborn;
+
+		cmc_unborn_del(ch, id);
+		id->dead = true;
+		cmc_id_put(id);
+	}
+	/* A CONNECT still creating its id holds it. */
+	for (; ch->npend; ch->npend--) {
+		cmc_id_put(ch->pend[ch->phead].id);
+		ch->phead = (ch->phead + 1) % ch->pcap;
+	}
+	free(ch->pend);
+	free(ch->obuf);
+	free(ch->oend);
+	free(ch->rbuf);
+	ch->pend = NULL;
+	ch->obuf = NULL;
+	ch->oend = NULL;
+	ch->rbuf = NULL;
+	ch->nout = ch->osent = 0;
 	free(ch->buckets);
 	ch->buckets = NULL;
 	ch->nbuckets = ch->nids = 0;
@@ -902,6 +1392,21 @@ CMC_EXPORT unsigned int cmc_event_pending(const struct cmc_channel *ch)
 CMC_EXPORT void cmc_set_request_timeout(struct cmc_channel *ch, int timeout_ms)
 {
 	ch->req_timeout = timeout_ms < 0 ? -1 : timeout_ms;
+}
+
+CMC_EXPORT int cmc_set_async(struct cmc_channel *ch, int on)
+{
+	int ret = 0;
+
+	if (!on)
+		ret = cmc_out_flush(ch);
+	ch->async = on != 0;
+	return ret ? ret : ch->err;
+}
+
+CMC_EXPORT int cmc_flush(struct cmc_channel *ch)
+{
+	return cmc_out_flush(ch);
 }
 
 CMC_EXPORT void cmc_daemon_info(const struct cmc_channel *ch,
@@ -954,13 +1459,22 @@ CMC_EXPORT int cmc_create_id(struct cmc_channel *ch, void *context,
 		return ch->err;
 	if (qp_type < CMC_QP_RC || qp_type > CMC_QP_UD)
 		return -EINVAL;
+	/* Asynchronous: a local handle; its first request creates the
+	 * daemon's id (cmc_connect() in the same message). */
+	if (ch->async) {
+		*idp = cmc_id_alloc(ch, CMP_ID_NONE, context, (uint8_t)qp_type);
+		if (!*idp)
+			return -ENOMEM;
+		cmc_unborn_add(ch, *idp);
+		return 0;
+	}
 	m = cmc_req(ch, CMP_TYPE_CREATE_ID);
 	m->create_id.context = (uint64_t)(uintptr_t)context;
 	m->create_id.qp_type = (uint8_t)qp_type;
 	ret = cmc_request(ch);
 	if (ret)
 		return ret;
-	num = ch->rx.create_id_reply.id;
+	num = ch->reply.create_id_reply.id;
 	if (cmc_id_lookup(ch, num))
 		return cmc_fail(ch, -EPROTO);
 	*idp = cmc_id_new(ch, num, context, (uint8_t)qp_type);
@@ -977,15 +1491,26 @@ CMC_EXPORT int cmc_destroy_id(struct cmc_id *id)
 	if (!id || id->dead)
 		return -EINVAL;
 	ch = id->ch;
-	id->destroying = true;
 	cmc_purge_id(ch, id);
+	/* No daemon id yet: nothing to tell the daemon. Should a CONNECT
+	 * be creating one, its reply finds the id dead and destroys the
+	 * new one (cmc_on_created()). */
+	if (!id->num) {
+		cmc_unborn_del(ch, id);
+		id->dead = true;
+		cmc_id_put(id);
+		return 0;
+	}
+	id->destroying = true;
 	ret = ch->err;
 	if (!ret) {
 		cmc_req(ch, CMP_TYPE_DESTROY_ID)->destroy_id.id = id->num;
-		ret = cmc_request(ch);
+		ret = cmc_call(ch);
 	}
 	/* Whatever the daemon said, events read during the request that
-	 * named id were dropped on arrival; none can follow the reply. */
+	 * named id were dropped on arrival; none can follow the reply. In
+	 * asynchronous mode the id leaves the table now, so its events
+	 * still to come find no id and are dropped. */
 	cmc_purge_id(ch, id);
 	cmc_id_unlink(id);
 	id->dead = true;
@@ -1000,7 +1525,7 @@ CMC_EXPORT void *cmc_get_context(const struct cmc_id *id)
 
 CMC_EXPORT int cmc_set_context(struct cmc_id *id, void *context)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_msg *m;
 
 	if (ret)
@@ -1008,7 +1533,7 @@ CMC_EXPORT int cmc_set_context(struct cmc_id *id, void *context)
 	m = cmc_req(id->ch, CMP_TYPE_SET_CONTEXT);
 	m->set_context.id = id->num;
 	m->set_context.context = (uint64_t)(uintptr_t)context;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	if (!ret) {
 		id->context = context;
 		id->info.context = (uint64_t)(uintptr_t)context;
@@ -1030,7 +1555,7 @@ CMC_EXPORT int cmc_listen(struct cmc_id *id, uint64_t service_id,
 			  uint64_t service_mask, unsigned int backlog,
 			  const struct cmc_port_sel *port)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_msg *m;
 
 	if (ret)
@@ -1058,12 +1583,22 @@ CMC_EXPORT int cmc_connect(struct cmc_id *id, const struct cmc_conn_param *p)
 	struct cmp_connect *c;
 	struct cmc_id_info *in;
 
+	if (!ret && id->creating)
+		ret = cmc_wait_created(id);
+	/* An unborn id is created by this very CONNECT in asynchronous
+	 * mode; in blocking mode it gets its id first, as for any call. */
+	if (!ret && !id->num && !id->ch->async)
+		ret = cmc_id_birth(id);
 	if (ret)
 		return ret;
 	if (!p)
 		return -EINVAL;
 	c = &cmc_req(id->ch, CMP_TYPE_CONNECT)->connect;
 	c->id = id->num;
+	if (!id->num) {
+		c->qp_type = id->info.qp_type;
+		c->context = (uint64_t)(uintptr_t)id->context;
+	}
 	c->local_qpn = p->qp_num;
 	c->start_psn = p->start_psn;
 	c->responder_resources = p->responder_resources;
@@ -1090,7 +1625,19 @@ CMC_EXPORT int cmc_connect(struct cmc_id *id, const struct cmc_conn_param *p)
 		     &c->private_data_len, p->private_data,
 		     p->private_data_len))
 		return -EINVAL;
-	ret = cmc_request(id->ch);
+	if (id->num) {
+		ret = cmc_call(id->ch);
+	} else {
+		/* Its reply, which names the id, is processed when it comes
+		 * (cmc_on_created()); nobody waits for it here. */
+		ret = cmc_send_waited(id->ch, id);
+		if (!ret) {
+			id->refs++;
+			id->creating = true;
+			if (id->ch->nout - id->ch->osent >= CMC_TX_BATCH)
+				ret = cmc_out_flush(id->ch);
+		}
+	}
 	if (ret)
 		return ret;
 	in = &id->info;
@@ -1112,7 +1659,7 @@ CMC_EXPORT int cmc_connect(struct cmc_id *id, const struct cmc_conn_param *p)
 
 CMC_EXPORT int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *p)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_accept *a;
 	struct cmc_id_info *in;
 
@@ -1136,7 +1683,7 @@ CMC_EXPORT int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *p)
 		     &a->private_data_len, p->private_data,
 		     p->private_data_len))
 		return -EINVAL;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	if (ret)
 		return ret;
 	in = &id->info;
@@ -1154,7 +1701,7 @@ CMC_EXPORT int cmc_reject(struct cmc_id *id, unsigned int reason,
 			  const void *ari, uint8_t ari_len,
 			  const void *private_data, uint8_t private_data_len)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_reject *r;
 
 	if (ret)
@@ -1168,7 +1715,7 @@ CMC_EXPORT int cmc_reject(struct cmc_id *id, unsigned int reason,
 	    cmc_data(r->private_data, sizeof(r->private_data),
 		     &r->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	if (!ret)
 		id->info.state = CMC_STATE_IDLE;
 	return ret;
@@ -1177,7 +1724,7 @@ CMC_EXPORT int cmc_reject(struct cmc_id *id, unsigned int reason,
 CMC_EXPORT int cmc_rtu(struct cmc_id *id, const void *private_data,
 		       uint8_t private_data_len)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_rtu *r;
 
 	if (ret)
@@ -1187,7 +1734,7 @@ CMC_EXPORT int cmc_rtu(struct cmc_id *id, const void *private_data,
 	if (cmc_data(r->private_data, sizeof(r->private_data),
 		     &r->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	if (!ret)
 		id->info.state = CMC_STATE_ESTABLISHED;
 	return ret;
@@ -1195,13 +1742,13 @@ CMC_EXPORT int cmc_rtu(struct cmc_id *id, const void *private_data,
 
 CMC_EXPORT int cmc_notify_established(struct cmc_id *id)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 
 	if (ret)
 		return ret;
 	cmc_req(id->ch, CMP_TYPE_NOTIFY_ESTABLISHED)->notify_established.id =
 		id->num;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	if (!ret)
 		id->info.state = CMC_STATE_ESTABLISHED;
 	return ret;
@@ -1210,7 +1757,7 @@ CMC_EXPORT int cmc_notify_established(struct cmc_id *id)
 CMC_EXPORT int cmc_mra(struct cmc_id *id, uint8_t service_timeout,
 		       const void *private_data, uint8_t private_data_len)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_mra *m;
 
 	if (ret)
@@ -1221,13 +1768,13 @@ CMC_EXPORT int cmc_mra(struct cmc_id *id, uint8_t service_timeout,
 	if (cmc_data(m->private_data, sizeof(m->private_data),
 		     &m->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	return cmc_request(id->ch);
+	return cmc_call(id->ch);
 }
 
 CMC_EXPORT int cmc_disconnect(struct cmc_id *id, const void *private_data,
 			      uint8_t private_data_len)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_disconnect *d;
 
 	if (ret)
@@ -1237,7 +1784,7 @@ CMC_EXPORT int cmc_disconnect(struct cmc_id *id, const void *private_data,
 	if (cmc_data(d->private_data, sizeof(d->private_data),
 		     &d->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	if (!ret)
 		id->info.state = id->info.state == CMC_STATE_DREQ_RCVD ?
 					 CMC_STATE_TIMEWAIT :
@@ -1248,7 +1795,7 @@ CMC_EXPORT int cmc_disconnect(struct cmc_id *id, const void *private_data,
 CMC_EXPORT int cmc_lap(struct cmc_id *id, const struct cmc_path *alt_path,
 		       const void *private_data, uint8_t private_data_len)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_lap *l;
 
 	if (ret)
@@ -1261,7 +1808,7 @@ CMC_EXPORT int cmc_lap(struct cmc_id *id, const struct cmc_path *alt_path,
 	if (cmc_data(l->private_data, sizeof(l->private_data),
 		     &l->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	if (!ret)
 		id->lap_path = *alt_path;
 	return ret;
@@ -1271,7 +1818,7 @@ CMC_EXPORT int cmc_apr(struct cmc_id *id, uint8_t ap_status, const void *info,
 		       uint8_t info_len, const void *private_data,
 		       uint8_t private_data_len)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_apr *a;
 
 	if (ret)
@@ -1283,7 +1830,7 @@ CMC_EXPORT int cmc_apr(struct cmc_id *id, uint8_t ap_status, const void *info,
 	    cmc_data(a->private_data, sizeof(a->private_data),
 		     &a->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	/* Accepting a LAP loads the proposed path as the alternate. */
 	if (!ret && ap_status == 0) {
 		id->info.alt_path = id->lap_path;
@@ -1294,7 +1841,7 @@ CMC_EXPORT int cmc_apr(struct cmc_id *id, uint8_t ap_status, const void *info,
 
 CMC_EXPORT int cmc_sidr_req(struct cmc_id *id, const struct cmc_sidr_param *p)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_sidr_req *s;
 
 	if (ret)
@@ -1322,7 +1869,7 @@ CMC_EXPORT int cmc_sidr_rep(struct cmc_id *id, uint8_t status, uint32_t qpn,
 			    uint32_t qkey, const void *private_data,
 			    uint8_t private_data_len)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 	struct cmp_sidr_rep *s;
 
 	if (ret)
@@ -1335,7 +1882,7 @@ CMC_EXPORT int cmc_sidr_rep(struct cmc_id *id, uint8_t status, uint32_t qpn,
 	if (cmc_data(s->private_data, sizeof(s->private_data),
 		     &s->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_request(id->ch);
+	ret = cmc_call(id->ch);
 	if (!ret)
 		id->info.state = CMC_STATE_IDLE;
 	return ret;
@@ -1353,6 +1900,7 @@ static struct cmc_ev_item *cmc_queue_take(struct cmc_channel *ch,
 	for (it = ch->head; it; it = it->next) {
 		if (!id || it->ev.id == id) {
 			cmc_dequeue(ch, it);
+			cmc_id_learn(it->ev.id, &it->ev);
 			return it;
 		}
 	}
@@ -1367,7 +1915,13 @@ static int cmc_wait_event(struct cmc_channel *ch, const struct cmc_id *id,
 	int ret;
 
 	*evp = NULL;
+	/* What is queued may be what the daemon waits for (an ACK_EVENT)
+	 * before it sends what we wait for. A failure here is sticky and
+	 * reported below, after the events read before it. */
+	cmc_out_flush(ch);
 	for (;;) {
+		struct pollfd pfd = { .fd = ch->sock, .events = POLLIN };
+
 		it = cmc_queue_take(ch, id);
 		if (it) {
 			*evp = &it->ev;
@@ -1375,17 +1929,15 @@ static int cmc_wait_event(struct cmc_channel *ch, const struct cmc_id *id,
 		}
 		if (ch->err)
 			return ch->err;
-		ret = cmc_recv(ch, deadline);
+		/* Read: events (then maybe the channel's error) are taken
+		 * from the queue above. */
+		if (cmc_rx(ch))
+			continue;
+		ret = poll(&pfd, 1, cmc_remaining(deadline));
 		if (ret == 0)
 			return -EAGAIN;
-		if (ret < 0)
-			return ret;
-		/* No request is pending, so a reply is out of turn. */
-		if (ch->rx.hdr.type != CMP_TYPE_EVENT)
-			return cmc_fail(ch, -EPROTO);
-		ret = cmc_on_event(ch);
-		if (ret)
-			return ret;
+		if (ret < 0 && errno != EINTR)
+			return cmc_fail(ch, -errno);
 	}
 }
 
@@ -1416,12 +1968,13 @@ CMC_EXPORT int cmc_ack_event(struct cmc_event *ev)
 	ch = it->ch;
 	if (it->queued)
 		return -EINVAL; /* not an event the application holds */
-	if (!ev->id->dead && !ch->err) {
+	/* The daemon never saw a library-made event. */
+	if (!it->local && !ev->id->dead && !ch->err) {
 		struct cmp_msg *m = cmc_req(ch, CMP_TYPE_ACK_EVENT);
 
 		m->ack_event.id = ev->id->num;
 		m->ack_event.seq = it->seq;
-		ret = cmc_request(ch);
+		ret = cmc_call(ch);
 	}
 	cmc_item_free(it);
 	return ret;
@@ -1429,6 +1982,8 @@ CMC_EXPORT int cmc_ack_event(struct cmc_event *ev)
 
 CMC_EXPORT const char *cmc_event_str(enum cmc_event_type type)
 {
+	if (type == CMC_EVENT_REQUEST_ERROR)
+		return "REQUEST_ERROR"; /* the library's own */
 	if (type < CMC_EVENT_REQ_RECEIVED || type > CMC_EVENT_DEVICE_REMOVAL)
 		return "UNKNOWN";
 	return cmp_event_name((enum cmp_event_type)type);
@@ -1439,7 +1994,7 @@ CMC_EXPORT const char *cmc_event_str(enum cmc_event_type type)
 
 CMC_EXPORT int cmc_query_id(struct cmc_id *id, struct cmc_id_info *info)
 {
-	int ret = cmc_id_ok(id);
+	int ret = cmc_id_use(id);
 
 	if (ret)
 		return ret;
@@ -1447,9 +2002,9 @@ CMC_EXPORT int cmc_query_id(struct cmc_id *id, struct cmc_id_info *info)
 	ret = cmc_request(id->ch);
 	if (ret)
 		return ret;
-	if (id->ch->rx.query_id_reply.info.id != id->num)
+	if (id->ch->reply.query_id_reply.info.id != id->num)
 		return cmc_fail(id->ch, -EPROTO);
-	memcpy(info, &id->ch->rx.query_id_reply.info, sizeof(*info));
+	memcpy(info, &id->ch->reply.query_id_reply.info, sizeof(*info));
 	return 0;
 }
 
@@ -1467,10 +2022,10 @@ CMC_EXPORT int cmc_list(struct cmc_channel *ch, enum cmc_list_filter filter,
 	ret = cmc_request(ch);
 	if (ret)
 		return ret;
-	*cursor = ch->rx.list_reply.next_cursor;
-	memcpy(entries, ch->rx.list_reply.entries,
-	       ch->rx.list_reply.count * sizeof(*entries));
-	return (int)ch->rx.list_reply.count;
+	*cursor = ch->reply.list_reply.next_cursor;
+	memcpy(entries, ch->reply.list_reply.entries,
+	       ch->reply.list_reply.count * sizeof(*entries));
+	return (int)ch->reply.list_reply.count;
 }
 
 CMC_EXPORT int cmc_counters(struct cmc_channel *ch,
@@ -1495,10 +2050,10 @@ CMC_EXPORT int cmc_counters(struct cmc_channel *ch,
 	ret = cmc_request(ch);
 	if (ret)
 		return ret;
-	*cursor = ch->rx.counters_reply.next_cursor;
-	memcpy(entries, ch->rx.counters_reply.entries,
-	       ch->rx.counters_reply.count * sizeof(*entries));
-	return (int)ch->rx.counters_reply.count;
+	*cursor = ch->reply.counters_reply.next_cursor;
+	memcpy(entries, ch->reply.counters_reply.entries,
+	       ch->reply.counters_reply.count * sizeof(*entries));
+	return (int)ch->reply.counters_reply.count;
 }
 
 CMC_EXPORT int cmc_capture(struct cmc_channel *ch, const char *path)
@@ -1527,10 +2082,10 @@ CMC_EXPORT int cmc_ports(struct cmc_channel *ch, uint64_t *cursor,
 	ret = cmc_request(ch);
 	if (ret)
 		return ret;
-	*cursor = ch->rx.ports_reply.next_cursor;
-	memcpy(entries, ch->rx.ports_reply.entries,
-	       ch->rx.ports_reply.count * sizeof(*entries));
-	return (int)ch->rx.ports_reply.count;
+	*cursor = ch->reply.ports_reply.next_cursor;
+	memcpy(entries, ch->reply.ports_reply.entries,
+	       ch->reply.ports_reply.count * sizeof(*entries));
+	return (int)ch->reply.ports_reply.count;
 }
 
 CMC_EXPORT const char *cmc_state_str(enum cmc_state state)

@@ -35,10 +35,12 @@
  *    route), -EMFILE (the daemon's per-client id limit), -EPERM.
  *    cmc_strerror() turns any of these into text.
  *
- *  - Requests are synchronous. Each call sends one request and waits for
- *    its reply. Events that arrive meanwhile are queued inside the library,
- *    in order, for later cmc_get_event() calls; none is ever dropped
- *    (except those of destroyed ids, see cmc_destroy_id()).
+ *  - Requests are synchronous by default. Each call sends one request and
+ *    waits for its reply. Events that arrive meanwhile are queued inside
+ *    the library, in order, for later cmc_get_event() calls; none is ever
+ *    dropped (except those of destroyed ids, see cmc_destroy_id()). A
+ *    channel in asynchronous mode (cmc_set_async()) queues most requests
+ *    instead and reports their failures as events.
  *
  *  - Threads. A channel, its ids and its events are NOT thread-safe: the
  *    application must not call into one channel from two threads at once
@@ -202,6 +204,22 @@ const char *cmc_strerror(int err);
  * Order is kept: requests reach the daemon in the order they were made,
  * and events in the order the daemon sent them. Switch modes at any time;
  * switching off flushes. Returns 0, or the channel's error.
+ *
+ * What the library keeps for the QP helpers (cmc_init_qp_attr()) assumes
+ * that a queued call succeeds, as it does in the normal course; after a
+ * REQUEST_ERROR, destroy the id or carry on as the error allows.
+ *
+ * REQUEST_ERROR events do not count against lesson 2: the daemon never
+ * saw them, so the application may hold one while it holds the id's
+ * ordinary event, and acking one sends nothing. They queue with the
+ * other events, in the order the failures were read.
+ *
+ * cmc_destroy_id() in this mode queues the DESTROY_ID and frees the
+ * handle at once; events of the id that arrive later are dropped as
+ * always. Destroying an id that has no daemon id yet sends nothing (if
+ * its CONNECT is still unanswered, the daemon's id is destroyed when the
+ * answer comes). A request on an id whose creating CONNECT is unanswered
+ * first waits for that answer.
  */
 int cmc_set_async(struct cmc_channel *ch, int on);
 
@@ -283,7 +301,8 @@ void *cmc_get_context(const struct cmc_id *id);
  */
 int cmc_set_context(struct cmc_id *id, void *context);
 
-/* The daemon's number for the id (cmctl shows it); never 0. */
+/* The daemon's number for the id (cmctl shows it); 0 only in asynchronous
+ * mode, until the daemon has one (see cmc_set_async()). */
 uint32_t cmc_id_num(const struct cmc_id *id);
 
 /* The channel the id belongs to. */
@@ -580,7 +599,8 @@ enum cmc_event_type {
 	 * asynchronous mode failed (see cmc_set_async()). status is its
 	 * error, u.request_error.request the call. A failed cmc_connect() of
 	 * an id it would have created leaves the id without a daemon id:
-	 * destroy it. Ack it as any other. */
+	 * destroy it. Ack it as any other (nothing goes to the daemon); it
+	 * may come while the id's ordinary event is still held. */
 	CMC_EVENT_REQUEST_ERROR = 64,
 };
 

@@ -390,6 +390,7 @@ static void srv_on_conn_event(struct server *s, struct srv_conn *c,
 	case CMC_EVENT_APR_RECEIVED:
 	case CMC_EVENT_SIDR_REQ_RECEIVED:
 	case CMC_EVENT_SIDR_REP_RECEIVED:
+	case CMC_EVENT_REQUEST_ERROR: /* only in asynchronous mode */
 		/* Nothing a ping expects: give the connection up, the
 		 * daemon ends it properly on destroy. */
 		conn_error(c->index, "unexpected %s (status %d)",
@@ -709,6 +710,7 @@ static bool cli_handle(struct client *cl, struct cli_conn *c,
 	case CMC_EVENT_APR_RECEIVED:
 	case CMC_EVENT_SIDR_REQ_RECEIVED:
 	case CMC_EVENT_SIDR_REP_RECEIVED:
+	case CMC_EVENT_REQUEST_ERROR: /* only in asynchronous mode */
 		conn_error(c->index, "unexpected %s (status %d)",
 			   cmc_event_str(ev->type), ev->status);
 		c->result = CLI_ERROR;

@@ -277,6 +277,7 @@ static void on_cm_event(struct server *s, struct cmc_event *ev)
 	case CMC_EVENT_SIDR_REQ_RECEIVED:
 	case CMC_EVENT_SIDR_REP_RECEIVED:
 	case CMC_EVENT_PORT_ERROR:
+	case CMC_EVENT_REQUEST_ERROR: /* only in asynchronous mode */
 		printf("event %s (status %d) ignored\n",
 		       cmc_event_str(ev->type), ev->status);
 		break;

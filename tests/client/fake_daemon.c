@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fake_send_locked(struct fake *f, const struct cmp_msg *m)
@@ -65,21 +66,31 @@ int fake_reply(struct fake *f, const struct cmp_msg *req, int32_t status,
 {
 	struct cmp_msg m;
 	enum cmp_type type = cmp_reply_type((enum cmp_type)req->hdr.type);
+	/* A plain reply keeps its id after a failure (cmp.h). */
+	size_t keep = sizeof(int32_t);
 
-	if (body)
+	if ((req->hdr.flags & CMP_HDR_NOREPLY) && !status)
+		return 0;
+	if (body) {
 		m = *body;
-	else
+	} else {
 		memset(&m, 0, sizeof(m));
+		/* Every request with a plain reply names its id first. */
+		if (cmp_noreply_allowed(req->hdr.type)) {
+			m.reply.id = req->destroy_id.id;
+			keep = sizeof(struct cmp_reply);
+		}
+	}
 	m.hdr.version =
 		type == CMP_TYPE_HELLO_REPLY ? CMP_VERSION_HELLO : CMP_VERSION;
 	m.hdr.type = type;
 	m.hdr.seq = req->hdr.seq;
 	m.hdr.length = 0;
+	m.hdr.flags = 0;
 	m.hdr.rsvd0 = 0;
 	m.reply.status = status;
 	if (status && type != CMP_TYPE_HELLO_REPLY)
-		memset(m.body + sizeof(int32_t), 0,
-		       sizeof(m.body) - sizeof(int32_t));
+		memset(m.body + keep, 0, sizeof(m.body) - keep);
 	return fake_send_msg(f, &m);
 }
 
@@ -198,6 +209,18 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 		pthread_mutex_unlock(&f->lock);
 		fake_reply(f, req, 0, &r);
 		return;
+	case CMP_TYPE_CONNECT:
+		if (req->connect.id != CMP_ID_NONE || f->status[type]) {
+			fake_reply(f, req, f->status[type], NULL);
+			return;
+		}
+		/* CONNECT that creates its id: the reply names it. */
+		pthread_mutex_lock(&f->lock);
+		r.reply.id = f->next_id++;
+		fake_id_get(f, r.reply.id, true);
+		pthread_mutex_unlock(&f->lock);
+		fake_reply(f, req, 0, &r);
+		return;
 	case CMP_TYPE_DESTROY_ID:
 		pthread_mutex_lock(&f->lock);
 		fi = fake_id_get(f, req->destroy_id.id, false);
@@ -288,6 +311,12 @@ static void *fake_main(void *arg)
 		bool stop;
 
 		pthread_mutex_lock(&f->lock);
+		while (f->pause && !f->stop) {
+			f->paused = true;
+			pthread_cond_broadcast(&f->cond);
+			pthread_cond_wait(&f->cond, &f->lock);
+		}
+		f->paused = false;
 		stop = f->stop || f->dead;
 		pthread_mutex_unlock(&f->lock);
 		if (stop)
@@ -309,6 +338,8 @@ static void *fake_main(void *arg)
 		pthread_mutex_lock(&f->lock);
 		if (f->nreqs < FAKE_MAX_REQS)
 			f->reqs[f->nreqs++] = req;
+		f->total_reqs++;
+		pthread_cond_broadcast(&f->cond);
 		pthread_mutex_unlock(&f->lock);
 		if (f->hook && f->hook(f, &req))
 			continue;
@@ -337,6 +368,7 @@ struct fake *fake_start(void)
 	f->max_version = CMP_VERSION_MAX;
 	f->next_id = 1;
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
 	if (pthread_create(&f->thread, NULL, fake_main, f)) {
 		close(sv[0]);
 		close(sv[1]);
@@ -351,9 +383,11 @@ void fake_stop(struct fake *f)
 {
 	pthread_mutex_lock(&f->lock);
 	f->stop = true;
+	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 	pthread_join(f->thread, NULL);
 	close(f->fd);
+	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f->reqs);
 	free(f);
@@ -380,4 +414,42 @@ const struct cmp_msg *fake_last(struct fake *f, enum cmp_type type)
 			m = &f->reqs[i];
 	pthread_mutex_unlock(&f->lock);
 	return m;
+}
+
+void fake_pause(struct fake *f)
+{
+	pthread_mutex_lock(&f->lock);
+	f->pause = true;
+	while (!f->paused && !f->stop && !f->dead)
+		pthread_cond_wait(&f->cond, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+}
+
+void fake_resume(struct fake *f)
+{
+	pthread_mutex_lock(&f->lock);
+	f->pause = false;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+bool fake_wait_reqs(struct fake *f, unsigned int n, int timeout_ms)
+{
+	struct timespec ts;
+	bool ok;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&f->lock);
+	while (f->total_reqs < n &&
+	       !pthread_cond_timedwait(&f->cond, &f->lock, &ts))
+		;
+	ok = f->total_reqs >= n;
+	pthread_mutex_unlock(&f->lock);
+	return ok;
 }

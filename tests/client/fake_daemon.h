@@ -5,7 +5,9 @@
  * as a well-behaved daemon would (ids, per-id event serialization with
  * ACK_EVENT, destroy dropping queued events); a test hook may take over any
  * request to misbehave (die, stay silent, send garbage, slip events in
- * before the reply).
+ * before the reply). It speaks the pipelining part of the protocol too:
+ * CMP_HDR_NOREPLY (a reply only on failure), CONNECT with id CMP_ID_NONE
+ * creating its id, plain replies naming their id.
  */
 #ifndef CMD_TESTS_FAKE_DAEMON_H
 #define CMD_TESTS_FAKE_DAEMON_H
@@ -38,8 +40,11 @@ struct fake {
 	int client_fd; /* hand to cmc_open_fd() */
 	pthread_t thread;
 	pthread_mutex_t lock;
+	pthread_cond_t cond; /* signalled on every request and on pause */
 	bool stop;
 	bool dead; /* the daemon's end was closed */
+	bool pause; /* fake_pause(): stop reading */
+	bool paused; /* the thread saw it and reads no more */
 
 	/* Behaviour. */
 	uint16_t min_version, max_version;
@@ -54,6 +59,7 @@ struct fake {
 	unsigned int nids;
 	struct cmp_msg *reqs; /* FAKE_MAX_REQS of them */
 	unsigned int nreqs;
+	unsigned int total_reqs; /* also those beyond FAKE_MAX_REQS */
 	unsigned int bad_reqs; /* requests that did not decode */
 	unsigned int acks;
 };
@@ -64,7 +70,8 @@ struct fake *fake_start(void);
 void fake_stop(struct fake *f);
 
 /* Send a reply (seq and type from req) with status; body from *body if
- * not NULL (its header is overwritten). */
+ * not NULL (its header is overwritten). A plain reply (body NULL) names
+ * the request's id. A request sent with NOREPLY gets nothing on success. */
 int fake_reply(struct fake *f, const struct cmp_msg *req, int32_t status,
 	       struct cmp_msg *body);
 /* Send raw bytes as one datagram. */
@@ -83,6 +90,15 @@ int fake_push(struct fake *f, struct cmp_msg *ev);
 /* An EVENT message for id with type, status and context; body zero. */
 void fake_event(struct cmp_msg *m, uint32_t id, enum cmp_event_type type,
 		uint64_t context);
+
+/*
+ * Stop reading requests (returns once the thread has stopped), and
+ * start again. While paused, what the client sends stays in the socket.
+ */
+void fake_pause(struct fake *f);
+void fake_resume(struct fake *f);
+/* Wait until n requests in all were read; false after timeout_ms. */
+bool fake_wait_reqs(struct fake *f, unsigned int n, int timeout_ms);
 
 /* Count recorded requests of a type; the last one of a type, or NULL. */
 unsigned int fake_count(struct fake *f, enum cmp_type type);
