@@ -337,6 +337,7 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 		.max_ids = cfg->max_ids,
 		.max_queued = cfg->max_queued,
 	};
+	struct xport_config xcfg;
 	bool has_ib = false, has_roce = false;
 	int rc;
 
@@ -346,7 +347,9 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	cmd->eng = eng_new(&ops, cmd, &cfg->eng);
 	if (!cmd->eng)
 		return -ENOMEM;
-	rc = xport_open(&cfg->xport, port_event_cb, cmd, report, &cmd->xport);
+	xcfg = cfg->xport;
+	xcfg.loop = loop;
+	rc = xport_open(&xcfg, port_event_cb, cmd, report, &cmd->xport);
 	if (rc)
 		goto fail;
 	for (unsigned int i = 0; i < xport_port_count(cmd->xport); i++) {

@@ -12,7 +12,10 @@
  * message bodies.
  *
  * Errors: 0 or -errno. Send errors are returned to the caller (who counts
- * them; the engine retransmits) and are never fatal. On RoCE the kernel
+ * them; the engine retransmits) and are never fatal. The sim backend
+ * queues a send (0) and writes it later; it refuses one (-ENOBUFS) only
+ * when its bounded queue is full, and counts a queued MAD it could not
+ * write (the hub gone) in tx_errors. On RoCE the kernel
  * resolves the destination inside the umad write, so an unreachable GID
  * can hold a send for up to ~1 s before it fails (measured on rxe).
  *
@@ -33,6 +36,8 @@
 
 #include "cm_engine.h"
 #include "cm_mad.h"
+
+struct ev_loop; /* <ev.h>: only the sim backend hooks into the loop */
 
 #define XPORT_DEV_NAME_MAX 64 /* IBV_SYSFS_NAME_MAX */
 #define XPORT_MAX_GIDS 256 /* kept: the valid entries of the table */
@@ -149,6 +154,15 @@ struct xport_config {
 	const struct xport_sim_port *sim_ports;
 	unsigned int n_sim_ports;
 	unsigned int sim_port_count;
+
+	/*
+	 * sim (required there, unused by umad): the caller's libev loop.
+	 * Sends are queued and written in one sendmmsg per loop iteration,
+	 * from a prepare watcher of the backend's own that runs after every
+	 * other one, so a MAD queued in an iteration leaves before the loop
+	 * sleeps. Close the backend before the loop is destroyed.
+	 */
+	struct ev_loop *loop;
 };
 
 /* What open did with each port it looked at. */

@@ -4,6 +4,14 @@
  * (tests/sim/cmhub.c), which routes the same 256-byte MADs between daemon
  * processes by destination GID or LID. One SOCK_SEQPACKET connection
  * carries everything (sim_proto.h), so the loop watches a single fd.
+ *
+ * I/O is batched, because a connection set-up is a handful of MADs and one
+ * syscall each was a tenth of all the CPU it cost (docs/PERFORMANCE.md):
+ * reads take up to a receive batch per recvmmsg; sends go to a bounded
+ * queue that a prepare watcher writes with sendmmsg once per loop
+ * iteration, just before the loop sleeps, so batching adds no latency.
+ * When the hub's socket is full the queue waits for EV_WRITE; only a send
+ * beyond the queue's bound is refused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +21,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <ev.h>
 
 #include "sim_proto.h"
 #include "transport.h"
@@ -33,9 +44,34 @@
  */
 #define XPORT_SIM_GUID_BASE 0x0002c90300000000ULL
 
+/*
+ * Packets per recvmmsg / sendmmsg: the daemon's receive batch (cmd.c asks
+ * for 64), so that a busy wake-up costs one read and no EAGAIN.
+ */
+#define XPORT_SIM_BATCH 64
+
+/*
+ * MADs queued for the hub at most (~1.3 MB of sim_mad). The socket itself
+ * holds a few hundred; the queue absorbs bursts beyond that (a thousand
+ * connections' REQs in one wake-up) while the hub catches up. A hub that
+ * stops reading for longer is a fault: sends beyond the bound fail
+ * (-ENOBUFS) and the engine's retransmissions take over, as on a lossy
+ * fabric.
+ */
+#define XPORT_SIM_TXQ_MAX 4096
+
+/* How long close waits for the hub to take what is still queued. */
+#define XPORT_SIM_CLOSE_DRAIN_MS 500
+
 struct xport_sim {
 	struct xport base;
 	bool gone; /* the hub closed the connection */
+	struct ev_loop *loop;
+	ev_prepare flush; /* writes the queue before the loop sleeps */
+	ev_io room; /* the socket was full: waits for EV_WRITE */
+	struct sim_mad *txq; /* ring of XPORT_SIM_TXQ_MAX */
+	unsigned int tx_head, tx_len;
+	struct sim_mad rxbuf[XPORT_SIM_BATCH];
 	struct xport_grh_opts grh; /* defaults from the configuration */
 	struct xport_port ports[SIM_MAX_PORTS];
 };
@@ -127,12 +163,123 @@ static void sim_fill_port(struct xport_port *p, const struct xport_config *cfg,
 		memcpy(decl->gids[g], p->gids[g].raw, SIM_GID_SIZE);
 }
 
+/* What is queued can never go: count it as send errors. */
+static void sim_tx_drop_all(struct xport_sim *s)
+{
+	s->base.counters.tx_errors += s->tx_len;
+	s->tx_head = 0;
+	s->tx_len = 0;
+	ev_io_stop(s->loop, &s->room);
+}
+
+/*
+ * Write the queue in batches (a batch stops at the ring's end: one iovec
+ * each, straight from the ring). Returns true when the queue is empty;
+ * false when the socket is full, with the room watcher started.
+ */
+static bool sim_tx_flush(struct xport_sim *s)
+{
+	struct xport *x = &s->base;
+	struct mmsghdr mh[XPORT_SIM_BATCH];
+	struct iovec iov[XPORT_SIM_BATCH];
+
+	while (s->tx_len) {
+		unsigned int n = s->tx_len;
+		int r;
+
+		if (n > XPORT_SIM_TXQ_MAX - s->tx_head)
+			n = XPORT_SIM_TXQ_MAX - s->tx_head;
+		if (n > XPORT_SIM_BATCH)
+			n = XPORT_SIM_BATCH;
+		memset(mh, 0, sizeof(mh[0]) * n);
+		for (unsigned int i = 0; i < n; i++) {
+			iov[i].iov_base = &s->txq[s->tx_head + i];
+			iov[i].iov_len = sizeof(struct sim_mad);
+			mh[i].msg_hdr.msg_iov = &iov[i];
+			mh[i].msg_hdr.msg_iovlen = 1;
+		}
+		r = sendmmsg(x->fd, mh, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno != EAGAIN) {
+			/* The hub is gone (its EOF reaches sim_recv). */
+			sim_tx_drop_all(s);
+			return true;
+		}
+		if (r > 0) {
+			s->tx_head = (s->tx_head + (unsigned int)r) %
+				     XPORT_SIM_TXQ_MAX;
+			s->tx_len -= (unsigned int)r;
+			x->counters.tx += (unsigned int)r;
+		}
+		/*
+		 * Short: the socket filled up (or failed; then EV_WRITE fires
+		 * at once and the next call sees the error). Waiting here
+		 * saves the syscall that would only return EAGAIN.
+		 */
+		if (r < (int)n) {
+			ev_io_start(s->loop, &s->room);
+			return false;
+		}
+	}
+	ev_io_stop(s->loop, &s->room);
+	return true;
+}
+
+/*
+ * Lowest priority, so it runs after every other prepare watcher of the
+ * iteration (the client server's flush among them): whatever they queued
+ * goes in the same batch.
+ */
+static void sim_flush_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct xport_sim *s = container_of(w, struct xport_sim, flush);
+
+	if (s->tx_len && !ev_is_active(&s->room))
+		sim_tx_flush(s);
+}
+
+static void sim_room_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	sim_tx_flush(container_of(w, struct xport_sim, room));
+}
+
+/*
+ * Closing is the daemon's last act (its protocol tails were queued just
+ * before): give the hub a moment to take them, never block for long.
+ */
+static void sim_tx_drain(struct xport_sim *s)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!s->gone && !sim_tx_flush(s)) {
+		struct pollfd pfd = { .fd = s->base.fd, .events = POLLOUT };
+		long ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 +
+		     (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms >= XPORT_SIM_CLOSE_DRAIN_MS ||
+		    poll(&pfd, 1, (int)(XPORT_SIM_CLOSE_DRAIN_MS - ms)) <= 0)
+			break;
+	}
+	if (s->tx_len)
+		sim_tx_drop_all(s);
+}
+
 static void sim_close(struct xport *x)
 {
 	struct xport_sim *s = to_sim(x);
 
+	sim_tx_drain(s);
+	ev_io_stop(s->loop, &s->room);
+	/* Started unreferenced: reference it again before stopping it. */
+	ev_ref(s->loop);
+	ev_prepare_stop(s->loop, &s->flush);
 	if (x->fd >= 0)
 		close(x->fd);
+	free(s->txq);
 	free(s);
 }
 
@@ -144,6 +291,7 @@ static void sim_hub_gone(struct xport_sim *s)
 	if (s->gone)
 		return;
 	s->gone = true;
+	sim_tx_drop_all(s);
 	for (unsigned int i = 0; i < x->n_ports; i++) {
 		struct xport_event ev = {
 			.type = XPORT_EV_DEVICE_REMOVED,
@@ -206,13 +354,15 @@ static bool sim_take(struct xport *x, const struct sim_mad *m, size_t len,
 	return true;
 }
 
-/* One recvmmsg takes up to this many packets: one syscall, not one each. */
-#define XPORT_SIM_BATCH 32
-
+/*
+ * Up to 'max' MADs in batches of XPORT_SIM_BATCH: the caller's 'max'
+ * bounds a wake-up, so that a flood from the hub cannot starve the client
+ * sockets. A short batch means the socket is empty: no call for EAGAIN.
+ */
 static int sim_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 {
 	struct xport_sim *s = to_sim(x);
-	struct sim_mad m[XPORT_SIM_BATCH];
+	struct sim_mad *m = s->rxbuf;
 	struct mmsghdr mh[XPORT_SIM_BATCH];
 	struct iovec iov[XPORT_SIM_BATCH];
 	unsigned int n = 0;
@@ -272,7 +422,7 @@ static int sim_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 {
 	struct xport_sim *s = to_sim(x);
 	const struct xport_port *p = xport_port(x, port);
-	struct sim_mad m;
+	struct sim_mad *m;
 	int err = 0;
 
 	if (!p) {
@@ -283,19 +433,25 @@ static int sim_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 		err = -ENETDOWN;
 		goto fail;
 	}
-	memset(&m, 0, sizeof(m));
-	m.hdr.type = SIM_MAD;
-	m.hdr.version = SIM_PROTO_VERSION;
-	m.port = (uint16_t)(port - x->first_index);
-	m.addr.lid = to->lid;
-	m.addr.sl = to->sl;
-	m.addr.qpn = to->qpn;
-	m.addr.pkey_index = to->pkey_index;
 	/* RoCE has no LIDs: a MAD there always needs a GRH (Annex A16/A17). */
 	if (p->link == XPORT_LINK_ROCE && !to->grh) {
 		err = -EDESTADDRREQ;
 		goto fail;
 	}
+	if (s->tx_len == XPORT_SIM_TXQ_MAX) {
+		err = -ENOBUFS;
+		goto fail;
+	}
+	/* Built in place in the ring; it only counts once queued below. */
+	m = &s->txq[(s->tx_head + s->tx_len) % XPORT_SIM_TXQ_MAX];
+	memset(m, 0, sizeof(*m));
+	m->hdr.type = SIM_MAD;
+	m->hdr.version = SIM_PROTO_VERSION;
+	m->port = (uint16_t)(port - x->first_index);
+	m->addr.lid = to->lid;
+	m->addr.sl = to->sl;
+	m->addr.qpn = to->qpn;
+	m->addr.pkey_index = to->pkey_index;
 	if (to->grh) {
 		const struct xport_gid *sgid = xport_pick_sgid(p, to->gid);
 
@@ -303,28 +459,18 @@ static int sim_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 			err = -EADDRNOTAVAIL;
 			goto fail;
 		}
-		m.sgid_index = (uint8_t)(sgid - p->gids);
-		m.addr.grh = 1;
-		memcpy(m.addr.gid, to->gid, CM_GID_SIZE);
+		m->sgid_index = (uint8_t)(sgid - p->gids);
+		m->addr.grh = 1;
+		memcpy(m->addr.gid, to->gid, CM_GID_SIZE);
 		if (!grh)
 			grh = &s->grh;
-		m.addr.hop_limit = grh->hop_limit;
-		m.addr.traffic_class = grh->traffic_class;
-		m.addr.flow_label = grh->flow_label;
+		m->addr.hop_limit = grh->hop_limit;
+		m->addr.traffic_class = grh->traffic_class;
+		m->addr.flow_label = grh->flow_label;
 	}
-	memcpy(m.mad, mad, CM_MAD_SIZE);
-	for (;;) {
-		ssize_t r =
-			send(x->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (r == (ssize_t)sizeof(m))
-			break;
-		if (r < 0 && errno == EINTR)
-			continue;
-		err = r < 0 ? -errno : -EIO;
-		goto fail;
-	}
-	x->counters.tx++;
+	memcpy(m->mad, mad, CM_MAD_SIZE);
+	/* Written by sim_flush_cb before the loop sleeps (tx counted then). */
+	s->tx_len++;
 	return 0;
 fail:
 	x->counters.tx_errors++;
@@ -399,7 +545,7 @@ int xport_sim_open(const struct xport_config *cfg, xport_event_fn cb, void *ctx,
 
 	*out = NULL;
 	if (!cfg->hub_path || !cfg->node || !n || n > SIM_MAX_PORTS ||
-	    strlen(cfg->hub_path) >= sizeof(sun.sun_path))
+	    !cfg->loop || strlen(cfg->hub_path) >= sizeof(sun.sun_path))
 		return -EINVAL;
 	/* Derived IB LIDs must stay unicast (IBTA 4.1.3: 0x0001..0xbfff). */
 	if (!cfg->sim_roce && !cfg->n_sim_ports &&
@@ -408,6 +554,12 @@ int xport_sim_open(const struct xport_config *cfg, xport_event_fn cb, void *ctx,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->txq = malloc(sizeof(*s->txq) * XPORT_SIM_TXQ_MAX);
+	if (!s->txq) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->loop = cfg->loop;
 	s->base.ops = &sim_ops;
 	s->base.event_fd = -1;
 	s->base.first_index = cfg->first_index;
@@ -443,8 +595,8 @@ int xport_sim_open(const struct xport_config *cfg, xport_event_fn cb, void *ctx,
 		goto fail;
 	/*
 	 * From now on the loop drives the socket: never block in it. A larger
-	 * send buffer (the kernel caps it at wmem_max) makes -EAGAIN on a
-	 * burst rarer; when it happens the caller counts it as a send error.
+	 * send buffer (the kernel caps it at wmem_max) makes a full socket,
+	 * and so a wait for EV_WRITE, rarer.
 	 */
 	setsockopt(s->base.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (fcntl(s->base.fd, F_SETFL,
@@ -452,6 +604,12 @@ int xport_sim_open(const struct xport_config *cfg, xport_event_fn cb, void *ctx,
 		err = -errno;
 		goto fail;
 	}
+	ev_io_init(&s->room, sim_room_cb, s->base.fd, EV_WRITE);
+	ev_prepare_init(&s->flush, sim_flush_cb);
+	ev_set_priority(&s->flush, EV_MINPRI);
+	ev_prepare_start(s->loop, &s->flush);
+	/* An idle transport must not keep the loop alive: unreferenced. */
+	ev_unref(s->loop);
 	for (unsigned int i = 0; i < n; i++)
 		sim_report(report, &s->ports[i], 0, NULL);
 	*out = &s->base;
@@ -469,6 +627,7 @@ fail:
 		sim_report(report, &s->ports[i], err, why);
 	if (s->base.fd >= 0)
 		close(s->base.fd);
+	free(s->txq);
 	free(s);
 	return err;
 }

@@ -8,6 +8,12 @@
  * drawing every decision from one seeded PRNG so that a run is repeatable.
  * Protocol: daemon/sim_proto.h.
  *
+ * I/O is batched: each daemon's socket is read with recvmmsg, and what is
+ * routed to a daemon waits in its queue until the loop's prepare phase
+ * writes it with one sendmmsg (per destination: each daemon has its own
+ * connection). A full socket costs a wait for EV_WRITE, not a MAD (only
+ * a queue beyond HUB_MAX_QUEUE overflows).
+ *
  *   cmhub [--seed N] SOCKET              run the hub
  *   cmhub --ctl SOCKET set [from=N] [to=N] [loss=P] [dup=P] [reorder=P]
  *                          [delay=MIN-MAX] [seed=N] [reset]
@@ -42,7 +48,9 @@
 /* How long a MAD held back for reordering waits for a successor. */
 #define HUB_REORDER_HOLD_S 0.002
 #define HUB_MAX_OVERRIDES 64
+/* Packets per recvmmsg / sendmmsg; a full read batch yields to the loop. */
 #define HUB_RECV_BATCH 64
+#define HUB_SEND_BATCH 64
 
 _Static_assert(sizeof(struct sim_hello) >= sizeof(struct sim_mad) &&
 		       sizeof(struct sim_hello) >= sizeof(struct sim_ctl_set),
@@ -52,7 +60,11 @@ struct hub_pkt {
 	struct hub_pkt *next;
 	struct hub_client *dst;
 	ev_tstamp due; /* delayed packets only */
-	struct sim_mad m;
+	size_t len; /* of what follows: a MAD or a port state */
+	union {
+		struct sim_mad m;
+		struct sim_port_state ps;
+	};
 };
 
 struct hub_client {
@@ -66,8 +78,10 @@ struct hub_client {
 	uint16_t n_ports;
 	struct sim_port_decl ports[SIM_MAX_PORTS];
 	bool down[SIM_MAX_PORTS]; /* SIM_CTL_PORT: drop its MADs */
-	struct hub_pkt *q_head, *q_tail; /* waiting for socket space */
+	struct hub_pkt *q_head, *q_tail; /* for the next flush, or for room */
 	unsigned int q_len;
+	struct hub_client *dirty_next; /* on hub.dirty: flush before sleeping */
+	bool dirty;
 	struct hub_pkt *held; /* held back to be reordered */
 	ev_timer hold_timer;
 };
@@ -83,6 +97,8 @@ struct hub {
 	ev_io lio;
 	ev_signal sigint, sigterm;
 	struct hub_client *clients;
+	struct hub_client *dirty; /* queues to write in the prepare phase */
+	ev_prepare flush;
 	struct hub_pkt *delayed; /* sorted by due */
 	ev_timer delay_timer;
 	uint64_t rng;
@@ -120,30 +136,99 @@ static const struct sim_faults *hub_faults(struct hub *h, uint16_t from,
 
 static void hub_client_free(struct hub_client *c);
 
-static void hub_flush(struct hub_client *c)
+/* Take the first n packets off a daemon's queue (sent, or undeliverable). */
+static void hub_dequeue(struct hub_client *c, unsigned int n)
 {
-	while (c->q_head) {
+	while (n-- && c->q_head) {
 		struct hub_pkt *p = c->q_head;
-		ssize_t r = send(c->fd, &p->m, sizeof(p->m),
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno == EAGAIN) {
-			ev_io_start(c->hub->loop, &c->wio);
-			return;
-		}
-		/* Sent, or the daemon is going away (its reader sees EOF). */
 		c->q_head = p->next;
 		if (!c->q_head)
 			c->q_tail = NULL;
 		c->q_len--;
 		free(p);
 	}
+}
+
+/* Write a daemon's queue, HUB_SEND_BATCH packets per sendmmsg. */
+static void hub_flush(struct hub_client *c)
+{
+	struct mmsghdr mh[HUB_SEND_BATCH];
+	struct iovec iov[HUB_SEND_BATCH];
+
+	while (c->q_head) {
+		struct hub_pkt *p = c->q_head;
+		unsigned int n = 0;
+		int r;
+
+		memset(mh, 0, sizeof(mh));
+		for (; p && n < HUB_SEND_BATCH; p = p->next, n++) {
+			iov[n].iov_base = &p->m;
+			iov[n].iov_len = p->len;
+			mh[n].msg_hdr.msg_iov = &iov[n];
+			mh[n].msg_hdr.msg_iovlen = 1;
+		}
+		r = sendmmsg(c->fd, mh, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno != EAGAIN) {
+			/* The daemon is going away (its reader sees EOF). */
+			hub_dequeue(c, c->q_len);
+			break;
+		}
+		if (r > 0)
+			hub_dequeue(c, (unsigned int)r);
+		/* Short: the socket is full; EV_WRITE says when it is not. */
+		if (r < (int)n) {
+			ev_io_start(c->hub->loop, &c->wio);
+			return;
+		}
+	}
 	ev_io_stop(c->hub->loop, &c->wio);
 }
 
-/* Hand a packet to its destination's queue. */
+/*
+ * Before the loop sleeps: every queue that grew in this iteration goes
+ * out, in one sendmmsg where the socket has room.
+ */
+static void hub_flush_cb(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct hub *h = container_of(w, struct hub, flush);
+
+	while (h->dirty) {
+		struct hub_client *c = h->dirty;
+
+		h->dirty = c->dirty_next;
+		c->dirty = false;
+		/* A full socket is flushed by its EV_WRITE watcher. */
+		if (!ev_is_active(&c->wio))
+			hub_flush(c);
+	}
+}
+
+static void hub_mark_dirty(struct hub_client *c)
+{
+	if (c->dirty)
+		return;
+	c->dirty = true;
+	c->dirty_next = c->hub->dirty;
+	c->hub->dirty = c;
+}
+
+/* Append to a daemon's queue, for hub_flush_cb. */
+static void hub_queue(struct hub_client *c, struct hub_pkt *p)
+{
+	p->next = NULL;
+	if (c->q_tail)
+		c->q_tail->next = p;
+	else
+		c->q_head = p;
+	c->q_tail = p;
+	c->q_len++;
+	hub_mark_dirty(c);
+}
+
+/* Hand a routed MAD to its destination's queue. */
 static void hub_enqueue(struct hub_client *c, struct hub_pkt *p)
 {
 	struct hub *h = c->hub;
@@ -153,16 +238,8 @@ static void hub_enqueue(struct hub_client *c, struct hub_pkt *p)
 		free(p);
 		return;
 	}
-	p->next = NULL;
-	if (c->q_tail)
-		c->q_tail->next = p;
-	else
-		c->q_head = p;
-	c->q_tail = p;
-	c->q_len++;
 	h->st.routed++;
-	if (c->q_len == 1)
-		hub_flush(c);
+	hub_queue(c, p);
 }
 
 static void hub_release_held(struct hub_client *c)
@@ -332,6 +409,7 @@ static void hub_mad(struct hub_client *src, const struct sim_mad *in)
 			continue;
 		}
 		p->dst = dst;
+		p->len = sizeof(p->m);
 		p->m = out;
 		if (f->delay_max_us > f->delay_min_us)
 			us += (uint32_t)(hub_rand(h) % (f->delay_max_us -
@@ -392,24 +470,33 @@ static int hub_set(struct hub *h, const struct sim_ctl_set *s)
 	return 0;
 }
 
-/* SIM_CTL_PORT: mark the port and tell its daemon. */
+/*
+ * SIM_CTL_PORT: mark the port and tell its daemon, behind the MADs already
+ * queued for it (they were routed before the port changed), and at once,
+ * so that it is in the daemon's socket before the control reply goes.
+ */
 static int hub_port(struct hub *h, const struct sim_ctl_port *m)
 {
-	struct sim_port_state ps = {
-		.hdr = { SIM_PORT_STATE, SIM_PROTO_VERSION },
-		.port = m->port,
-		.up = m->up ? 1 : 0,
-	};
-
 	for (struct hub_client *c = h->clients; c; c = c->next) {
+		struct hub_pkt *p;
+
 		if (!c->hello || c->node != m->node)
 			continue;
 		if (m->port >= c->n_ports)
 			return -ENOENT;
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
 		c->down[m->port] = !m->up;
-		if (send(c->fd, &ps, sizeof(ps), MSG_DONTWAIT | MSG_NOSIGNAL) !=
-		    (ssize_t)sizeof(ps))
-			return -errno;
+		p->dst = c;
+		p->len = sizeof(p->ps);
+		p->ps.hdr.type = SIM_PORT_STATE;
+		p->ps.hdr.version = SIM_PROTO_VERSION;
+		p->ps.port = m->port;
+		p->ps.up = m->up ? 1 : 0;
+		hub_queue(c, p);
+		if (!ev_is_active(&c->wio))
+			hub_flush(c);
 		return 0;
 	}
 	return -ENOENT;
@@ -506,18 +593,38 @@ static bool hub_msg(struct hub_client *c, const void *buf, size_t len)
 	return false;
 }
 
+/*
+ * One recvmmsg per wake-up: a short batch has emptied the socket (no call
+ * just for EAGAIN), a full one yields so that other daemons get their turn
+ * (the socket stays readable).
+ */
 static void hub_read_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct hub_client *c = container_of(w, struct hub_client, rio);
 	/* Room for the largest message (a hello), aligned for any. */
-	_Alignas(8) uint8_t buf[sizeof(struct sim_hello)];
+	static _Alignas(8)
+		uint8_t buf[HUB_RECV_BATCH][sizeof(struct sim_hello)];
+	struct mmsghdr mh[HUB_RECV_BATCH];
+	struct iovec iov[HUB_RECV_BATCH];
+	int r;
 
+	memset(mh, 0, sizeof(mh));
 	for (int i = 0; i < HUB_RECV_BATCH; i++) {
-		ssize_t r = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
-
-		if (r < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (r <= 0 || !hub_msg(c, buf, (size_t)r)) {
+		iov[i].iov_base = buf[i];
+		iov[i].iov_len = sizeof(buf[i]);
+		mh[i].msg_hdr.msg_iov = &iov[i];
+		mh[i].msg_hdr.msg_iovlen = 1;
+	}
+	r = recvmmsg(c->fd, mh, HUB_RECV_BATCH, MSG_DONTWAIT, NULL);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0) {
+		hub_client_free(c);
+		return;
+	}
+	for (int i = 0; i < r; i++) {
+		/* A zero-length packet is the end of file. */
+		if (!mh[i].msg_len || !hub_msg(c, buf[i], mh[i].msg_len)) {
 			hub_client_free(c);
 			return;
 		}
@@ -540,6 +647,12 @@ static void hub_client_free(struct hub_client *c)
 			*cp = c->next;
 			break;
 		}
+	for (struct hub_client **cp = &h->dirty; c->dirty && *cp;
+	     cp = &(*cp)->dirty_next)
+		if (*cp == c) {
+			*cp = c->dirty_next;
+			break;
+		}
 	for (pp = &h->delayed; *pp;) {
 		struct hub_pkt *p = *pp;
 
@@ -551,12 +664,7 @@ static void hub_client_free(struct hub_client *c)
 		}
 	}
 	hub_arm_delay(h);
-	while (c->q_head) {
-		struct hub_pkt *p = c->q_head;
-
-		c->q_head = p->next;
-		free(p);
-	}
+	hub_dequeue(c, c->q_len);
 	free(c->held);
 	ev_timer_stop(h->loop, &c->hold_timer);
 	ev_io_stop(h->loop, &c->rio);
@@ -619,12 +727,15 @@ static int hub_run(const char *path, uint64_t seed)
 	ev_io_init(&h.lio, hub_accept_cb, h.lfd, EV_READ);
 	ev_io_start(h.loop, &h.lio);
 	ev_timer_init(&h.delay_timer, hub_delay_cb, 0, 0);
+	ev_prepare_init(&h.flush, hub_flush_cb);
+	ev_prepare_start(h.loop, &h.flush);
 	ev_signal_init(&h.sigint, hub_signal_cb, SIGINT);
 	ev_signal_init(&h.sigterm, hub_signal_cb, SIGTERM);
 	ev_signal_start(h.loop, &h.sigint);
 	ev_signal_start(h.loop, &h.sigterm);
 	ev_run(h.loop, 0);
 
+	ev_prepare_stop(h.loop, &h.flush);
 	while (h.clients)
 		hub_client_free(h.clients);
 	while (h.delayed) {

@@ -6,6 +6,11 @@
  * both ways through the hub. Fault counts are checked against bounds that
  * hold for the fixed seeds used here, and against a second run with the
  * same seed (the hub draws every decision from one seeded PRNG).
+ *
+ * The backends queue their sends and write them from the loop's prepare
+ * phase, so the tests run a libev loop: pump() is one iteration that does
+ * not wait, run_until() iterates (sleeping in the loop) until a condition
+ * holds.
  */
 #include <errno.h>
 #include <poll.h>
@@ -23,17 +28,24 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <ev.h>
 
 #include "cm_mad.h"
 #include "sim_proto.h"
 #include "transport.h"
 
+#define container_of(ptr, type, member)                                        \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+
 #define N_MADS 1000
 #define WAIT_MS 5000
+/* XPORT_SIM_TXQ_MAX in xport_sim.c: MADs a backend queues at most. */
+#define TXQ_MAX 4096
 
 static char dir[64];
 static char sock_path[128];
 static pid_t hub_pid;
+static struct ev_loop *loop;
 
 struct node {
 	struct xport *x;
@@ -124,10 +136,40 @@ static int open_node(struct node *n, uint16_t node, bool roce,
 		.node = node,
 		.sim_roce = roce,
 		.sim_port_count = 1,
+		.loop = loop,
 	};
 
 	memset(n, 0, sizeof(*n));
 	return xport_open(&cfg, event_cb, n, &n->rep, &n->x);
+}
+
+/* One loop iteration without waiting: queued MADs go out. */
+static void pump(void)
+{
+	ev_run(loop, EVRUN_NOWAIT);
+}
+
+static void guard_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	*(bool *)w->data = true;
+}
+
+/*
+ * Run the loop, sleeping in it, until done(arg) or WAIT_MS have passed
+ * (a guard timer wakes it). False on timeout.
+ */
+static bool run_until(bool (*done)(void *arg), void *arg)
+{
+	bool expired = false;
+	ev_timer guard;
+
+	ev_timer_init(&guard, guard_cb, WAIT_MS / 1000., 0.);
+	guard.data = &expired;
+	ev_timer_start(loop, &guard);
+	while (!done(arg) && !expired)
+		ev_run(loop, EVRUN_ONCE);
+	ev_timer_stop(loop, &guard);
+	return done(arg);
 }
 
 static void close_node(struct node *n)
@@ -182,7 +224,8 @@ static void stop_hub(void)
 
 static int group_setup(void **state)
 {
-	if (start_hub())
+	loop = ev_default_loop(0);
+	if (!loop || start_hub())
 		return -1;
 	if (open_node(&a, 1, false, 0) || open_node(&b, 2, false, 10))
 		return -1;
@@ -226,21 +269,25 @@ static uint32_t mad_seq(const uint8_t mad[CM_MAD_SIZE])
 	return (uint32_t)m.hdr.tid;
 }
 
-/* Send, waiting for socket space: the hub drains the other end. */
+/* Send, waiting for queue space: the hub drains the other end. */
 static void send_wait(struct node *n, uint16_t port, const struct eng_addr *to,
 		      const uint8_t mad[CM_MAD_SIZE])
 {
 	int r;
 
-	while ((r = xport_send(n->x, port, to, mad)) == -EAGAIN) {
+	while ((r = xport_send(n->x, port, to, mad)) == -ENOBUFS) {
 		struct pollfd p = { .fd = xport_fd(n->x), .events = POLLOUT };
 
 		poll(&p, 1, 100);
+		pump();
 	}
 	assert_int_equal(r, 0);
 }
 
-/* Receive exactly 'want' MADs (or fail after WAIT_MS of silence). */
+/*
+ * Receive exactly 'want' MADs (or fail after wait_ms of silence), sending
+ * what is queued first.
+ */
 static unsigned int recv_n(struct node *n, struct xport_rx *rx,
 			   unsigned int want, int wait_ms)
 {
@@ -250,6 +297,7 @@ static unsigned int recv_n(struct node *n, struct xport_rx *rx,
 		struct pollfd p = { .fd = xport_fd(n->x), .events = POLLIN };
 		int r;
 
+		pump();
 		if (poll(&p, 1, wait_ms) <= 0)
 			break;
 		r = xport_recv(n->x, rx + got, want - got);
@@ -265,6 +313,7 @@ static void hub_wait_received(uint64_t received, struct sim_stats *st)
 	uint64_t t0 = now_ms();
 
 	do {
+		pump();
 		assert_int_equal(stats(st), 0);
 		if (st->received >= received)
 			return;
@@ -325,6 +374,18 @@ static void test_open_errors(void **state)
 	/* Derived IB LIDs would leave the unicast range. */
 	assert_int_equal(open_node(&n, 4000, false, 0), -ERANGE);
 	assert_int_equal(open_node(&n, 0, false, 0), -EINVAL);
+	assert_null(n.x);
+}
+
+/* The sim backend needs a loop to write its queue from. */
+static void test_open_needs_loop(void **state)
+{
+	struct ev_loop *saved = loop;
+	struct node n;
+
+	loop = NULL;
+	assert_int_equal(open_node(&n, 5, false, 0), -EINVAL);
+	loop = saved;
 	assert_null(n.x);
 }
 
@@ -427,7 +488,10 @@ static unsigned int flood(struct xport_rx *rx, unsigned int max_rx,
 		send_wait(&a, 0, &to, mad);
 		/* Drain as we go so no socket fills up. */
 		if (i % 64 == 63) {
-			int r = xport_recv(b.x, rx + got, max_rx - got);
+			int r;
+
+			pump();
+			r = xport_recv(b.x, rx + got, max_rx - got);
 
 			assert_true(r >= 0);
 			got += (unsigned int)r;
@@ -589,6 +653,248 @@ static void test_unroutable(void **state)
 	assert_int_equal(st.routed, 0);
 }
 
+/* ---- batching: the transmit queue -------------------------------------- */
+
+/* What b has received in order, and whether the order held. */
+struct sink {
+	struct xport_rx *rx;
+	unsigned int max, got;
+	ev_io io;
+};
+
+static struct xport_rx sink_rx[TXQ_MAX * 2];
+
+static void sink_cb(struct ev_loop *l, ev_io *w, int revents)
+{
+	struct sink *k = container_of(w, struct sink, io);
+	int r = xport_recv(b.x, k->rx + k->got, k->max - k->got);
+
+	assert_true(r >= 0);
+	k->got += (unsigned int)r;
+}
+
+static void sink_start(struct sink *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->rx = sink_rx;
+	k->max = sizeof(sink_rx) / sizeof(sink_rx[0]);
+	ev_io_init(&k->io, sink_cb, xport_fd(b.x), EV_READ);
+	ev_io_start(loop, &k->io);
+}
+
+struct want {
+	struct sink *k;
+	unsigned int n;
+};
+
+static bool sink_has(void *arg)
+{
+	const struct want *w = arg;
+
+	return w->k->got >= w->n;
+}
+
+/* b got exactly MADs 0..n-1, in order; nothing else follows. */
+static void sink_check(struct sink *k, unsigned int n)
+{
+	struct want w = { k, n };
+
+	assert_true(run_until(sink_has, &w));
+	assert_int_equal(k->got, n);
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(mad_seq(k->rx[i].mad), i);
+	ev_io_stop(loop, &k->io);
+	assert_int_equal(recv_n(&b, k->rx, 1, 20), 0);
+}
+
+/*
+ * A burst queued in one loop iteration: nothing is written before the
+ * prepare phase (one write for many, not one each), and all of it arrives,
+ * complete and in order, although it is several times what the socket
+ * holds.
+ */
+static void test_burst_in_order(void **state)
+{
+	struct eng_addr to = to_lid(xport_port(b.x, 10)->lid);
+	struct xport_counters c0 = *xport_counters(a.x);
+	struct sim_stats st;
+	uint8_t mad[CM_MAD_SIZE];
+	struct sink k;
+
+	reseed(1);
+	sink_start(&k);
+	for (uint32_t i = 0; i < N_MADS; i++) {
+		make_mad(mad, i);
+		assert_int_equal(xport_send(a.x, 0, &to, mad), 0);
+	}
+	/* Queued, not written yet. */
+	assert_int_equal(xport_counters(a.x)->tx, c0.tx);
+	sink_check(&k, N_MADS);
+	assert_int_equal(xport_counters(a.x)->tx, c0.tx + N_MADS);
+	assert_int_equal(xport_counters(a.x)->tx_errors, c0.tx_errors);
+	assert_int_equal(stats(&st), 0);
+	assert_int_equal(st.received, N_MADS);
+	assert_int_equal(st.routed, N_MADS);
+	assert_int_equal(st.overflow, 0);
+}
+
+static bool flag_set(void *arg)
+{
+	return *(bool *)arg;
+}
+
+static void readable_cb(struct ev_loop *l, ev_io *w, int revents)
+{
+	*(bool *)w->data = true;
+	ev_io_stop(l, w);
+}
+
+/* A prepare watcher of the caller's, as the client server has: sends. */
+static void late_send_cb(struct ev_loop *l, ev_prepare *w, int revents)
+{
+	struct node *from = w->data;
+	struct eng_addr to = to_lid(xport_port(b.x, 10)->lid);
+	uint8_t mad[CM_MAD_SIZE];
+
+	make_mad(mad, 0);
+	assert_int_equal(xport_send(from->x, 0, &to, mad), 0);
+	ev_prepare_stop(l, w);
+}
+
+/*
+ * Latency at one in flight: a MAD queued during an iteration, even by
+ * another prepare watcher, is written before the loop sleeps; otherwise
+ * only the guard timer would wake the loop.
+ */
+static void test_flush_before_sleep(void **state)
+{
+	struct eng_addr to = to_lid(xport_port(b.x, 10)->lid);
+	struct xport_rx rx[1];
+	uint8_t mad[CM_MAD_SIZE];
+	bool readable = false;
+	ev_prepare late;
+	struct node c;
+	ev_io io;
+
+	ev_io_init(&io, readable_cb, xport_fd(b.x), EV_READ);
+	io.data = &readable;
+	ev_io_start(loop, &io);
+	make_mad(mad, 0);
+	assert_int_equal(xport_send(a.x, 0, &to, mad), 0);
+	assert_true(run_until(flag_set, &readable));
+	assert_int_equal(xport_recv(b.x, rx, 1), 1);
+
+	/*
+	 * libev runs watchers of one priority last started first: start the
+	 * caller's before the transport's, so that only the transport's
+	 * lower priority puts it after the caller's.
+	 */
+	readable = false;
+	ev_io_start(loop, &io);
+	ev_prepare_init(&late, late_send_cb);
+	late.data = &c;
+	ev_prepare_start(loop, &late);
+	assert_int_equal(open_node(&c, 6, false, 0), 0);
+	assert_true(run_until(flag_set, &readable));
+	assert_false(ev_is_active(&late));
+	assert_int_equal(xport_recv(b.x, rx, 1), 1);
+	assert_int_equal(mad_seq(rx[0].mad), 0);
+	assert_int_equal(rx[0].from.lid, xport_port(c.x, 0)->lid);
+	close_node(&c);
+}
+
+static void hub_pause(bool stop)
+{
+	assert_int_equal(kill(hub_pid, stop ? SIGSTOP : SIGCONT), 0);
+	if (stop) {
+		int status;
+
+		assert_int_equal(waitpid(hub_pid, &status, WUNTRACED), hub_pid);
+		assert_true(WIFSTOPPED(status));
+	}
+}
+
+/*
+ * The hub stops reading: the socket fills and the queue keeps what does
+ * not fit; below the bound nothing is lost. When the hub reads again, the
+ * queue drains on EV_WRITE, and the hub, whose socket to b fills as b is
+ * slow, loses nothing either.
+ */
+static void test_full_socket_no_loss(void **state)
+{
+	const unsigned int n = TXQ_MAX - 100;
+	struct eng_addr to = to_lid(xport_port(b.x, 10)->lid);
+	struct xport_counters c0 = *xport_counters(a.x);
+	struct sim_stats st;
+	uint8_t mad[CM_MAD_SIZE];
+	struct sink k;
+
+	reseed(1);
+	hub_pause(true);
+	for (uint32_t i = 0; i < n; i++) {
+		make_mad(mad, i);
+		assert_int_equal(xport_send(a.x, 0, &to, mad), 0);
+		if (i % 100 == 99)
+			pump();
+	}
+	pump();
+	/* The socket took some, not all: the rest waits in the queue. */
+	assert_true(xport_counters(a.x)->tx > c0.tx);
+	assert_true(xport_counters(a.x)->tx < c0.tx + n);
+	hub_pause(false);
+	sink_start(&k);
+	sink_check(&k, n);
+	assert_int_equal(xport_counters(a.x)->tx, c0.tx + n);
+	assert_int_equal(xport_counters(a.x)->tx_errors, c0.tx_errors);
+	assert_int_equal(stats(&st), 0);
+	assert_int_equal(st.received, n);
+	assert_int_equal(st.routed, n);
+	assert_int_equal(st.overflow, 0);
+}
+
+/*
+ * Beyond the bound: with the hub stopped, sends succeed until the socket
+ * and the queue are full, then fail with -ENOBUFS, each counted; every
+ * MAD accepted arrives once the hub reads again.
+ */
+static void test_over_bound_counted(void **state)
+{
+	struct eng_addr to = to_lid(xport_port(b.x, 10)->lid);
+	struct xport_counters c0 = *xport_counters(a.x);
+	uint8_t mad[CM_MAD_SIZE];
+	unsigned int accepted = 0;
+	struct sim_stats st;
+	struct sink k;
+	int r;
+
+	reseed(1);
+	hub_pause(true);
+	for (;;) {
+		make_mad(mad, accepted);
+		r = xport_send(a.x, 0, &to, mad);
+		if (r)
+			break;
+		if (++accepted % 64 == 0)
+			pump();
+		assert_true(accepted < 4 * TXQ_MAX);
+	}
+	assert_int_equal(r, -ENOBUFS);
+	/* The queue held its bound; the socket held the rest. */
+	assert_true(accepted > TXQ_MAX);
+	assert_int_equal(xport_counters(a.x)->tx + TXQ_MAX, c0.tx + accepted);
+	for (int i = 0; i < 49; i++)
+		assert_int_equal(xport_send(a.x, 0, &to, mad), -ENOBUFS);
+	assert_int_equal(xport_counters(a.x)->tx_errors, c0.tx_errors + 50);
+	hub_pause(false);
+	sink_start(&k);
+	sink_check(&k, accepted);
+	assert_int_equal(xport_counters(a.x)->tx, c0.tx + accepted);
+	assert_int_equal(xport_counters(a.x)->tx_errors, c0.tx_errors + 50);
+	assert_int_equal(stats(&st), 0);
+	assert_int_equal(st.received, accepted);
+	assert_int_equal(st.overflow, 0);
+}
+
 static void test_disconnect_forgotten(void **state)
 {
 	struct node c, dup;
@@ -702,6 +1008,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_ports),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_open_needs_loop),
 		cmocka_unit_test(test_both_ways),
 		cmocka_unit_test(test_roce),
 		cmocka_unit_test(test_loss_seeded),
@@ -710,6 +1017,10 @@ int main(void)
 		cmocka_unit_test(test_delay),
 		cmocka_unit_test(test_per_direction),
 		cmocka_unit_test(test_unroutable),
+		cmocka_unit_test(test_burst_in_order),
+		cmocka_unit_test(test_flush_before_sleep),
+		cmocka_unit_test(test_full_socket_no_loss),
+		cmocka_unit_test(test_over_bound_counted),
 		cmocka_unit_test(test_disconnect_forgotten),
 		cmocka_unit_test(test_ctl_client),
 		cmocka_unit_test(test_hub_gone),
