@@ -128,8 +128,13 @@ static void authz_refused(struct cmd *cmd, struct srv_client *c,
 		   why, tail);
 }
 
-static int do_create(struct cmd *cmd, struct srv_client *c,
-		     const struct cmp_create_id *r, struct cmp_msg *reply)
+/*
+ * A new id in IDLE, for CREATE_ID and for CONNECT with id CMP_ID_NONE:
+ * both are held to the same limits (--max-ids per client, authz.h's per
+ * user). 'what' names the request for the authz notice.
+ */
+static int id_create(struct cmd *cmd, struct srv_client *c, uint8_t qp_type,
+		     uint64_t context, const char *what, struct api_id **out)
 {
 	struct api_client *ac = client_of(cmd, c);
 	struct api_id *a;
@@ -141,21 +146,32 @@ static int do_create(struct cmd *cmd, struct srv_client *c,
 	if (ac->nids >= cmd->cfg.max_ids)
 		return -EMFILE;
 	if (!authz_id_room(cmd->cfg.authz, srv_client_uid(c))) {
-		authz_refused(cmd, c, "CREATE_ID", 0, 0, -EMFILE,
+		authz_refused(cmd, c, what, 0, 0, -EMFILE,
 			      "max-ids-per-user reached");
 		return -EMFILE;
 	}
-	rc = eng_create_id(cmd->eng, srv_client_serial(c), r->context, &id);
+	rc = eng_create_id(cmd->eng, srv_client_serial(c), context, &id);
 	if (rc)
 		return rc;
-	a = id_add(cmd, c, id, r->qp_type);
+	a = id_add(cmd, c, id, qp_type);
 	if (!a) {
 		eng_destroy(cmd->eng, id, cmd_now());
 		return -ENOMEM;
 	}
-	a->info.context = r->context;
-	reply->create_id_reply.id = id;
+	a->info.context = context;
+	*out = a;
 	return 0;
+}
+
+static int do_create(struct cmd *cmd, struct srv_client *c,
+		     const struct cmp_create_id *r, struct cmp_msg *reply)
+{
+	struct api_id *a;
+	int rc = id_create(cmd, c, r->qp_type, r->context, "CREATE_ID", &a);
+
+	if (!rc)
+		reply->create_id_reply.id = a->id;
+	return rc;
 }
 
 static int do_listen(struct cmd *cmd, struct api_id *a,
@@ -254,6 +270,32 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	a->info.local_cm_response_timeout = q->local_cm_resp_timeout;
 	a->info.remote_cm_response_timeout = q->remote_cm_resp_timeout;
 	a->info.path = path.view;
+	return 0;
+}
+
+/*
+ * CONNECT with id CMP_ID_NONE: CREATE_ID and CONNECT in one request, so
+ * that a pipelining client need not wait for an id before connecting. It
+ * is all or nothing: when the connect fails the new id is destroyed again
+ * (an IDLE id, so no MAD and no event) and the reply names no id. The
+ * reply, which names the new id, goes out before any event of it
+ * (server.h, "Ordering").
+ */
+static int do_connect_new(struct cmd *cmd, struct srv_client *c,
+			  const struct cmp_connect *r, struct cmp_msg *reply)
+{
+	struct api_id *a;
+	int rc = id_create(cmd, c, r->qp_type, r->context, "CONNECT", &a);
+
+	if (rc)
+		return rc;
+	rc = do_connect(cmd, a, r);
+	if (rc) {
+		eng_destroy(cmd->eng, a->id, cmd_now());
+		id_del(cmd, a);
+		return rc;
+	}
+	reply->reply.id = a->id;
 	return 0;
 }
 
@@ -594,6 +636,8 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 		{ "clients_dropped", s->clients_dropped },
 		{ "client_requests", s->requests },
 		{ "client_malformed", s->malformed },
+		{ "client_replies_omitted", s->replies_omitted },
+		{ "client_reads_paused", s->reads_paused },
 		{ "events_sent", s->events_sent },
 		{ "ids", cmd->ids.n },
 		{ "records", eng_record_count(cmd->eng) },
@@ -819,6 +863,8 @@ static int dispatch(struct cmd *cmd, struct srv_client *c,
 	case CMP_TYPE_LISTEN:
 		return do_listen(cmd, a, &req->listen);
 	case CMP_TYPE_CONNECT:
+		if (id == CMP_ID_NONE)
+			return do_connect_new(cmd, c, &req->connect, reply);
 		return do_connect(cmd, a, &req->connect);
 	case CMP_TYPE_ACCEPT:
 		return do_accept(cmd, a, &req->accept);

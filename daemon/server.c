@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -23,14 +24,40 @@
 #define container_of(ptr, type, member)                                        \
 	((type *)((char *)(ptr)-offsetof(type, member)))
 
-/* Datagrams read per client per loop wake-up, so one client can't starve
- * the others or the fabric. */
-#define SRV_READ_BATCH 32
-#define SRV_MMSG_OUT 16
+/*
+ * Reading. A pipelining client sends hundreds of requests per wake-up, so
+ * they are read SRV_MMSG at a time with recvmmsg, and at most
+ * SRV_READ_BUDGET per client per loop iteration: enough to amortise the
+ * wake-up, few enough that other clients and the fabric get their turn
+ * (libev serves every ready watcher before it polls again).
+ */
+#define SRV_MMSG 32
+#define SRV_READ_BUDGET 128
+/* Connections accepted per wake-up of the listening socket. */
+#define SRV_ACCEPT_BATCH 32
+/* Messages per sendmmsg when writing a client's queue. */
+#define SRV_MMSG_OUT 64
+
+/*
+ * Back-pressure. Replies are made only by reading requests, so a client
+ * whose queue holds SRV_OUT_HIGH messages it has not read gets no more of
+ * its requests read until the queue is down to SRV_OUT_LOW: its own socket
+ * fills and its sends block (or return EAGAIN) until it reads. That bounds
+ * the replies queued for any client, however fast it pipelines, and leaves
+ * the max_queued limit to events alone (which rule 2 bounds by the
+ * client's ids). A client that is paused, has requests waiting and reads
+ * nothing at all for SRV_STALL_SEC is stuck for good (it blocks in send
+ * while we wait for it to read) and is dropped, as one that overflows
+ * max_queued is.
+ */
+#define SRV_OUT_HIGH 1024
+#define SRV_OUT_LOW 256
+#define SRV_STALL_SEC 5.0
 
 struct srv_out {
 	STAILQ_ENTRY(srv_out) link;
 	size_t len;
+	bool event; /* counts against max_queued */
 	uint8_t buf[];
 };
 STAILQ_HEAD(srv_outq, srv_out);
@@ -48,7 +75,11 @@ struct srv_client {
 	 * 'deferred' so that the reply goes first. */
 	bool in_request;
 	bool doomed; /* to be dropped once the current call unwinds */
-	unsigned int queued;
+	unsigned int queued; /* in out and deferred */
+	unsigned int events_queued; /* of those, events */
+	/* Requests not read until the queue drains (back-pressure above). */
+	bool paused;
+	ev_timer stall; /* runs while paused; restarted by every write */
 	struct srv_outq out;
 	struct srv_outq deferred;
 	LIST_ENTRY(srv_client) link;
@@ -126,6 +157,7 @@ static void client_free(struct srv_client *c)
 	 * (REJ, DREQ, DREP) go out and no event reaches this client again. */
 	srv->hooks.gone(srv->ctx, c);
 	ev_io_stop(srv->loop, &c->io);
+	ev_timer_stop(srv->loop, &c->stall);
 	close(c->fd);
 	outq_free(&c->out);
 	outq_free(&c->deferred);
@@ -181,16 +213,31 @@ static int client_flush(struct srv_client *c)
 			o = STAILQ_FIRST(&c->out);
 			STAILQ_REMOVE_HEAD(&c->out, link);
 			c->queued--;
+			c->events_queued -= o->event;
 			free(o);
 		}
+		/* The client reads: a paused one is not stuck. */
+		if (n > 0 && c->paused)
+			ev_timer_again(srv->loop, &c->stall);
 		if (n < k)
 			break;
 	}
-	/* Wait for room only while something waits to be written; touch
-	 * the watcher only when that changes (each stop/start costs an
-	 * epoll_ctl, even with the same mask). */
+	if (c->paused && c->queued <= SRV_OUT_LOW) {
+		c->paused = false;
+		ev_timer_stop(srv->loop, &c->stall);
+	} else if (!c->paused && c->queued >= SRV_OUT_HIGH) {
+		c->paused = true;
+		srv->counters.reads_paused++;
+		ev_timer_again(srv->loop, &c->stall);
+	}
+	/* Wait for room only while something waits to be written, and for
+	 * requests unless paused (never neither: a paused client has more
+	 * than SRV_OUT_LOW messages waiting). Touch the watcher only when
+	 * that changes (each stop/start costs an epoll_ctl, even with the
+	 * same mask). */
 	{
-		int want = EV_READ | (STAILQ_EMPTY(&c->out) ? 0 : EV_WRITE);
+		int want = (c->paused ? 0 : EV_READ) |
+			   (STAILQ_EMPTY(&c->out) ? 0 : EV_WRITE);
 
 		if ((c->io.events & (EV_READ | EV_WRITE)) != want) {
 			ev_io_stop(srv->loop, &c->io);
@@ -207,6 +254,7 @@ static int client_queue(struct srv_client *c, struct srv_outq *q,
 	struct srv *srv = c->srv;
 	uint8_t buf[CMP_MSG_MAX];
 	ssize_t n = cmp_encode(msg, buf, sizeof(buf));
+	bool o_event = msg->hdr.type == CMP_TYPE_EVENT;
 	struct srv_out *o;
 
 	if (n < 0) {
@@ -218,12 +266,13 @@ static int client_queue(struct srv_client *c, struct srv_outq *q,
 			cmp_type_name(msg->hdr.type), why ? why : "?");
 		return (int)n;
 	}
-	if (c->queued >= srv->cfg.max_queued) {
+	if (o_event && c->events_queued >= srv->cfg.max_queued) {
 		/*
 		 * The client does not read its socket. Its events are
-		 * bounded by its ids (one unacked event each), so this
-		 * only happens to a client that stopped reading: drop it,
-		 * which destroys its ids and tells their peers.
+		 * bounded by its ids (one unacked event each), and its
+		 * replies by back-pressure, so this only happens to a
+		 * client that stopped reading: drop it, which destroys its
+		 * ids and tells their peers.
 		 */
 		if (!c->doomed) {
 			srv->counters.clients_dropped++;
@@ -239,9 +288,11 @@ static int client_queue(struct srv_client *c, struct srv_outq *q,
 	if (!o)
 		return -ENOMEM;
 	o->len = (size_t)n;
+	o->event = o_event;
 	memcpy(o->buf, buf, (size_t)n);
 	STAILQ_INSERT_TAIL(q, o, link);
 	c->queued++;
+	c->events_queued += o_event;
 	return 0;
 }
 
@@ -320,14 +371,34 @@ refused:
 	r->version = 0;
 }
 
+/*
+ * The id a plain reply names (cmp.h, struct cmp_reply): the one its
+ * request named, which is the first member of every request that may
+ * carry NOREPLY; CMP_ID_NONE for CAPTURE, whose reply is plain too. A
+ * CONNECT that creates its id leaves it to the hook to name the new one.
+ * buf holds len bytes of a request (possibly malformed) of type type.
+ */
+static uint32_t plain_reply_id(unsigned int type, const void *body, size_t len)
+{
+	uint32_t id = CMP_ID_NONE;
+
+	if (cmp_noreply_allowed(type) && len >= sizeof(id))
+		memcpy(&id, body, sizeof(id));
+	return id;
+}
+
 static void client_request(struct srv_client *c, const struct cmp_msg *req)
 {
 	struct srv *srv = c->srv;
 	struct cmp_msg reply;
 	enum cmp_type type = (enum cmp_type)req->hdr.type;
+	bool plain = cmp_noreply_allowed(type);
 
 	srv->counters.requests++;
 	cmp_msg_init(&reply, cmp_reply_type(type), req->hdr.seq);
+	if (plain)
+		reply.reply.id =
+			plain_reply_id(type, req->body, sizeof(req->body));
 	if (type == CMP_TYPE_HELLO) {
 		hello(c, req, &reply);
 	} else if (!c->hello_done) {
@@ -340,13 +411,20 @@ static void client_request(struct srv_client *c, const struct cmp_msg *req)
 		c->in_request = false;
 	}
 	if (reply.reply.status && type != CMP_TYPE_HELLO) {
-		/* A failed reply carries nothing but its status (cmp.h). */
+		/* A failed reply carries nothing but its status, and a
+		 * plain one the id it is about (cmp.h). */
 		int32_t status = reply.reply.status;
+		uint32_t id = reply.reply.id;
 
 		cmp_msg_init(&reply, cmp_reply_type(type), req->hdr.seq);
 		reply.reply.status = status;
+		if (plain)
+			reply.reply.id = id;
 	}
-	if (client_queue(c, &c->out, &reply))
+	/* NOREPLY (cmp.h, "Pipelining"): a success is not answered. */
+	if (reply.reply.status == 0 && (req->hdr.flags & CMP_HDR_NOREPLY))
+		srv->counters.replies_omitted++;
+	else if (client_queue(c, &c->out, &reply))
 		c->doomed = true;
 	/* The events the request caused follow its reply. */
 	while (!STAILQ_EMPTY(&c->deferred)) {
@@ -375,17 +453,20 @@ static void client_malformed(struct srv_client *c, const uint8_t *buf,
 		return; /* counted; nothing we can answer */
 	cmp_msg_init(&reply, cmp_reply_type((enum cmp_type)hdr.type), hdr.seq);
 	reply.reply.status = rc == -EPROTO ? -EPROTO : -EBADMSG;
+	/* Whatever id the bytes name, so that a pipelining client can tell
+	 * which of its requests this was (it is only ever echoed). */
+	reply.reply.id =
+		plain_reply_id(hdr.type, buf + sizeof(hdr), len - sizeof(hdr));
 	if (client_queue(c, &c->out, &reply))
 		c->doomed = true;
 }
 
-/* Read a batch of datagrams. Returns -1 when the client is gone. */
-#define SRV_MMSG 8
-
 /*
- * Read what the client sent, up to SRV_READ_BATCH messages, with one
+ * Read what the client sent, up to SRV_READ_BUDGET messages, with one
  * recvmmsg per SRV_MMSG: a short batch means the socket is empty, so no
- * extra recvmsg that fails with EAGAIN.
+ * extra recvmsg that fails with EAGAIN. Stops early once the client's
+ * queue reaches SRV_OUT_HIGH (client_flush then pauses it). Returns -1
+ * when the client is gone.
  */
 static int client_read(struct srv_client *c)
 {
@@ -394,7 +475,8 @@ static int client_read(struct srv_client *c)
 	static struct iovec iov[SRV_MMSG];
 	static struct mmsghdr mm[SRV_MMSG];
 
-	for (int done = 0; done < SRV_READ_BATCH && !c->doomed;) {
+	for (int done = 0; done < SRV_READ_BUDGET && !c->doomed &&
+			   c->queued < SRV_OUT_HIGH;) {
 		int n;
 
 		for (int i = 0; i < SRV_MMSG; i++) {
@@ -455,6 +537,35 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 }
 
 /*
+ * A paused client read nothing for SRV_STALL_SEC. If requests wait in its
+ * socket it is blocked on us while we wait for it: stuck, and dropped.
+ * Without requests waiting it is only slow to take its events, which
+ * max_queued bounds; look again later.
+ */
+static void stall_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct srv_client *c = container_of(w, struct srv_client, stall);
+	int pending = 0;
+
+	if (!c->paused || c->doomed) {
+		ev_timer_stop(loop, w);
+		return;
+	}
+	if (ioctl(c->fd, FIONREAD, &pending) == 0 && pending == 0)
+		return; /* the timer repeats */
+	c->srv->counters.clients_dropped++;
+	log_warn("client %llu (%s, pid %d): %u messages queued and not read; "
+		 "disconnecting it (nothing read for %.0f s, requests "
+		 "waiting)",
+		 (unsigned long long)c->serial, c->name, (int)c->cred.pid,
+		 c->queued, SRV_STALL_SEC);
+	/* Freed here, not by reap_cb: libev runs check watchers before the
+	 * timers of the same iteration, and a paused client that reads
+	 * nothing may not wake the loop again. Nothing holds c here. */
+	client_free(c);
+}
+
+/*
  * A client can be doomed from anywhere (an engine callback sending it an
  * event it has no room for); it is freed here, after the loop iteration's
  * callbacks, never from under a caller that still holds it.
@@ -475,7 +586,7 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct srv *srv = container_of(w, struct srv, accept_io);
 
-	for (int i = 0; i < SRV_READ_BATCH; i++) {
+	for (int i = 0; i < SRV_ACCEPT_BATCH; i++) {
 		socklen_t len = sizeof(struct ucred);
 		struct srv_client *c;
 		int fd = accept4(srv->fd, NULL, NULL,
@@ -512,6 +623,8 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 		STAILQ_INIT(&c->deferred);
 		ev_io_init(&c->io, client_cb, fd, EV_READ);
 		ev_io_start(loop, &c->io);
+		ev_timer_init(&c->stall, stall_cb, SRV_STALL_SEC,
+			      SRV_STALL_SEC);
 		LIST_INSERT_HEAD(&srv->clients, c, link);
 		srv->nclients++;
 		srv->counters.clients_accepted++;

@@ -8,7 +8,13 @@
  * Ordering (proto/cmp.h, "Conversation"): a request's reply is sent before
  * any event the request itself caused. The server guarantees it: while a
  * request of client C is being handled, messages srv_send() gets for C wait
- * and follow the reply.
+ * and follow the reply. A request sent with CMP_HDR_NOREPLY that succeeds
+ * gets no reply at all; the server drops it, so the hooks answer every
+ * request alike.
+ *
+ * Back-pressure: a client's requests are not read while many messages
+ * wait for it to read them, so pipelining clients are slowed down, never
+ * dropped; see server.c.
  */
 #ifndef CMD_SERVER_H
 #define CMD_SERVER_H
@@ -29,14 +35,18 @@ struct srv_config {
 	int listen_fd; /* an inherited listening socket, or -1 */
 	unsigned int max_clients;
 	unsigned int max_ids; /* per client, reported in HELLO_REPLY */
-	unsigned int max_queued; /* messages queued for one slow client */
+	/* Events queued for one slow client (its replies are bounded by
+	 * back-pressure instead: server.c). */
+	unsigned int max_queued;
 };
 
 struct srv_hooks {
 	/*
 	 * Answer one decoded request of a client that said HELLO: fill
 	 * *reply, whose header the server has initialised with the reply
-	 * type and seq (status 0).
+	 * type and seq (status 0), and a plain reply's id with the id the
+	 * request named (the hook names the new id of a CONNECT that
+	 * creates one).
 	 */
 	void (*request)(void *ctx, struct srv_client *c,
 			const struct cmp_msg *req, struct cmp_msg *reply);
@@ -49,6 +59,11 @@ struct srv_counters {
 	uint64_t clients_refused; /* over max_clients */
 	uint64_t clients_dropped; /* did not read their socket */
 	uint64_t requests;
+	/* NOREPLY requests that succeeded, so got no reply. */
+	uint64_t replies_omitted;
+	/* Times a client's requests were left unread because SRV_OUT_HIGH
+	 * messages waited for it to read (back-pressure, server.c). */
+	uint64_t reads_paused;
 	uint64_t malformed; /* refused by cmp_decode, or not a request */
 	uint64_t events_sent;
 	uint64_t send_errors;

@@ -264,6 +264,21 @@ static int cmp_check_hdr(const struct cmp_hdr *hdr, const char **why)
 		CMP_BAD("message type unknown");
 	if (hdr->rsvd0)
 		CMP_BAD("header reserved bytes not zero");
+	if (hdr->flags & ~CMP_HDR_FLAGS_ALL)
+		CMP_BAD("header flags unknown");
+	if (!hdr->flags)
+		return 0;
+	/*
+	 * Flags ask the daemon to change how it answers, so only requests
+	 * carry them; HELLO's header is frozen (cmp.h, "Versions"), and a
+	 * request whose reply carries results must get that reply.
+	 */
+	if (!cmp_type_is_request(hdr->type))
+		CMP_BAD("header flags on a reply or event");
+	if (hdr->type == CMP_TYPE_HELLO)
+		CMP_BAD("header flags on HELLO");
+	if (!cmp_noreply_allowed(hdr->type))
+		CMP_BAD("NOREPLY on a request whose reply carries results");
 	return 0;
 }
 
@@ -399,7 +414,8 @@ static int cmp_check_hello_reply(const struct cmp_hello_reply *m,
 	return 0;
 }
 
-static int cmp_check_connect(const struct cmp_connect *m, const char **why)
+static int cmp_check_connect(const struct cmp_connect *m, uint16_t flags,
+			     const char **why)
 {
 	int ret;
 
@@ -418,6 +434,25 @@ static int cmp_check_connect(const struct cmp_connect *m, const char **why)
 	CMP_RSVD(m->rsvd0, "CONNECT");
 	CMP_RSVD(m->rsvd1, "CONNECT");
 	CMP_DATA(m->private_data_len, m->private_data, "CONNECT private data");
+	/*
+	 * qp_type and context make the id that CONNECT with id CMP_ID_NONE
+	 * creates; for an existing id they would be ignored, so they must be
+	 * zero (one encoding per message). The reply of a creating CONNECT
+	 * names the new id, so the client may not waive it with NOREPLY.
+	 */
+	if (m->id == CMP_ID_NONE) {
+		if (m->qp_type != CMP_QP_TYPE_RC &&
+		    m->qp_type != CMP_QP_TYPE_UC)
+			CMP_BAD("CONNECT creating its id: QP type not RC or "
+				"UC");
+		if (flags & CMP_HDR_NOREPLY)
+			CMP_BAD("CONNECT creating its id with NOREPLY");
+	} else {
+		if (m->qp_type)
+			CMP_BAD("CONNECT QP type set for an existing id");
+		if (m->context)
+			CMP_BAD("CONNECT context set for an existing id");
+	}
 	ret = cmp_check_addr(&m->dst, why);
 	if (!ret)
 		ret = cmp_check_sel(&m->src, why);
@@ -837,21 +872,41 @@ static bool cmp_type_has_id(enum cmp_type type)
 	       type != CMP_TYPE_CAPTURE;
 }
 
+/*
+ * The replies that are a bare struct cmp_reply, whose id member names the
+ * request's id: those of the requests that may carry NOREPLY, and
+ * CAPTURE's.
+ */
+static bool cmp_reply_is_plain(enum cmp_type type)
+{
+	enum cmp_type request = (enum cmp_type)(type & ~CMP_REPLY_BIT);
+
+	return (type & CMP_REPLY_BIT) &&
+	       (cmp_noreply_allowed(request) || request == CMP_TYPE_CAPTURE);
+}
+
 /* The body's content, once its length is known to be body_len. */
 static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 			  const char **why)
 {
 	enum cmp_type type = (enum cmp_type)msg->hdr.type;
 
-	if (cmp_type_has_id(type) && msg->destroy_id.id == CMP_ID_NONE)
+	/* CONNECT with id CMP_ID_NONE creates its id (cmp_check_connect). */
+	if (cmp_type_has_id(type) && type != CMP_TYPE_CONNECT &&
+	    msg->destroy_id.id == CMP_ID_NONE)
 		CMP_BAD("request id zero");
 	if (type & CMP_REPLY_BIT) {
+		/* A plain reply keeps its id on failure: that is when the
+		 * client needs it (cmp.h, struct cmp_reply). */
+		size_t keep = cmp_reply_is_plain(type) ?
+				      sizeof(struct cmp_reply) :
+				      sizeof(int32_t);
+
 		if (!cmp_status_ok(msg->reply.status))
 			CMP_BAD("reply status not 0 or -errno");
 		/* A failed reply carries nothing but its status. */
 		if (msg->reply.status != 0 && type != CMP_TYPE_HELLO_REPLY) {
-			if (!cmp_zero(msg->body + sizeof(int32_t),
-				      body_len - sizeof(int32_t)))
+			if (!cmp_zero(msg->body + keep, body_len - keep))
 				CMP_BAD("reply body not zero after a failure");
 			return 0;
 		}
@@ -886,7 +941,7 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 			CMP_BAD("LISTEN service id has bits outside its mask");
 		return cmp_check_sel(&msg->listen.port, why);
 	case CMP_TYPE_CONNECT:
-		return cmp_check_connect(&msg->connect, why);
+		return cmp_check_connect(&msg->connect, msg->hdr.flags, why);
 	case CMP_TYPE_ACCEPT:
 		return cmp_check_accept(&msg->accept, why);
 	case CMP_TYPE_REJECT:

@@ -567,6 +567,30 @@ void fuzz_write_seeds(void)
 	m.hello_reply.version = 0;
 	emit(&m, "rep-", "hello", "-fail");
 
+	/* Pipelining (cmp.h): a CONNECT that creates its id, NOREPLY
+	 * requests, and plain replies naming the request's id. */
+	cmp_msg_init(&m, CMP_TYPE_CONNECT, seq++);
+	build_request(&m, CMP_TYPE_CONNECT);
+	m.connect.id = CMP_ID_NONE;
+	m.connect.qp_type = CMP_QP_TYPE_UC;
+	m.connect.context = UINT64_C(0x00007f00deadbeef);
+	emit(&m, "req-", "connect", "-create");
+	cmp_msg_init(&m, CMP_TYPE_CONNECT, seq++);
+	build_request(&m, CMP_TYPE_CONNECT);
+	m.hdr.flags = CMP_HDR_NOREPLY;
+	emit(&m, "req-", "connect", "-noreply");
+	cmp_msg_init(&m, CMP_TYPE_ACK_EVENT, seq++);
+	build_request(&m, CMP_TYPE_ACK_EVENT);
+	m.hdr.flags = CMP_HDR_NOREPLY;
+	emit(&m, "req-", "ack_event", "-noreply");
+	cmp_msg_init(&m, CMP_TYPE_CONNECT_REPLY, seq++);
+	m.reply.id = 9;
+	emit(&m, "rep-", "connect", "-id");
+	cmp_msg_init(&m, CMP_TYPE_ACCEPT_REPLY, seq++);
+	m.reply.status = -EINVAL;
+	m.reply.id = 3;
+	emit(&m, "rep-", "accept", "-fail-id");
+
 	for (unsigned int t = 1; t <= CMP_EVENT_MAX; t++) {
 		cmp_msg_init(&m, CMP_TYPE_EVENT, t);
 		build_event(&m, (enum cmp_event_type)t);

@@ -7,8 +7,9 @@
  * quickly. A victim connection is set up first (victim client on A, its
  * listener on B), then raw SOCK_SEQPACKET clients attack A: requests before
  * HELLO, version mismatches, truncated, oversized and malformed datagrams,
- * unknown message types, unknown and foreign ids, a client that never reads
- * (bounded queue, then dropped) and a listener that never reads its
+ * unknown message types, unknown and foreign ids, misused pipelining flags
+ * (NOREPLY where it may not be, a creating CONNECT with NOREPLY, ...), a
+ * client that never reads (back-pressure, then dropped once stuck) and a listener that never reads its
  * REQ_RECEIVED events (dropped; its peers get REJ), a zero-length
  * datagram, thousands of clients connecting and dying (some mid-request,
  * some forked libcmclient processes SIGKILLed mid-handshake) and more
@@ -663,8 +664,12 @@ static unsigned int log_count(const char *text)
 
 #define DROP_LOG "messages queued and not read; disconnecting it"
 
-/* A client that sends requests and never reads: its replies queue up to
- * max_queued, then the daemon drops it (server.c client_queue). */
+/*
+ * A client that sends requests and never reads. The daemon stops reading
+ * its requests once SRV_OUT_HIGH replies wait (back-pressure, server.c),
+ * so its sends end in EAGAIN; with requests waiting and nothing read for
+ * SRV_STALL_SEC (5 s) it is stuck, and the daemon drops it.
+ */
 static void never_reads(void)
 {
 	uint64_t dropped = rb_counter(mon, "clients_dropped");
@@ -674,7 +679,7 @@ static void never_reads(void)
 	unsigned int sent = 0, got = 0;
 	struct cmp_msg m;
 	uint8_t buf[CMP_MSG_MAX];
-	double end = rb_now_ms() + 10000;
+	double start = rb_now_ms(), end = start + 30000;
 	bool gone = false;
 	ssize_t n;
 
@@ -707,9 +712,9 @@ static void never_reads(void)
 	CHECK(got < sent, "got all %u replies", got);
 	CHECK(log_count(DROP_LOG) == drops_logged + 1,
 	      "no log line for the drop");
-	printf("non-reading client: dropped after %u requests, %u replies "
-	       "were readable, then EOF\n",
-	       sent, got);
+	printf("non-reading client: dropped after %u requests (%.1f s), %u "
+	       "replies were readable, then EOF\n",
+	       sent, (rb_now_ms() - start) / 1e3, got);
 	close(fd);
 	for (int i = 0; i < 100 && rb_counter(mon, "clients") > base - 0; i++)
 		usleep(20000);
@@ -850,6 +855,189 @@ static void never_reads_events(void)
 	cmc_close(cb);
 	cases++;
 	healthy("a listener that never reads its events");
+}
+
+/* Send m encoded, after patch() changed the bytes; returns its seq. */
+static uint32_t raw_req_patched(int fd, struct cmp_msg *m,
+				void (*patch)(uint8_t *buf))
+{
+	uint8_t buf[CMP_MSG_MAX];
+	ssize_t n = cmp_encode(m, buf, sizeof(buf));
+
+	CHECK(n > 0, "cmp_encode %s: %zd", cmp_type_name(m->hdr.type), n);
+	patch(buf);
+	raw_send(fd, buf, (size_t)n);
+	return m->hdr.seq;
+}
+
+static void set_noreply(uint8_t *buf)
+{
+	((struct cmp_hdr *)buf)->flags = CMP_HDR_NOREPLY;
+}
+
+static void set_flag_unknown(uint8_t *buf)
+{
+	((struct cmp_hdr *)buf)->flags = CMP_HDR_NOREPLY | 0x0100;
+}
+
+static void set_connect_context(uint8_t *buf)
+{
+	uint64_t ctx = 0xbadc0de;
+
+	memcpy(buf + sizeof(struct cmp_hdr) +
+		       offsetof(struct cmp_connect, context),
+	       &ctx, sizeof(ctx));
+}
+
+static void set_connect_create_noreply(uint8_t *buf)
+{
+	uint32_t none = CMP_ID_NONE;
+
+	memcpy(buf + sizeof(struct cmp_hdr), &none, sizeof(none));
+	buf[sizeof(struct cmp_hdr) + offsetof(struct cmp_connect, qp_type)] =
+		CMP_QP_TYPE_RC;
+	set_noreply(buf);
+}
+
+static void set_connect_create_ud(uint8_t *buf)
+{
+	uint32_t none = CMP_ID_NONE;
+
+	memcpy(buf + sizeof(struct cmp_hdr), &none, sizeof(none));
+	buf[sizeof(struct cmp_hdr) + offsetof(struct cmp_connect, qp_type)] =
+		CMP_QP_TYPE_UD;
+}
+
+/* The next datagram is a plain reply (type, seq, status) naming id. */
+static void expect_reply_id(int fd, enum cmp_type type, uint32_t seq,
+			    int status, uint32_t id, const char *what)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	ssize_t n = raw_recv(fd, buf, sizeof(buf), REPLY_MS);
+	struct cmp_msg r;
+
+	CHECK(n > 0 && cmp_decode(buf, (size_t)n, &r, NULL) == 0,
+	      "%s: no reply (%zd)", what, n);
+	CHECK(r.hdr.type == cmp_reply_type(type) && r.hdr.seq == seq &&
+		      r.reply.status == status && r.reply.id == id,
+	      "%s: got %s seq %u status %d id %u, want %s seq %u status %d "
+	      "id %u",
+	      what, cmp_type_name(r.hdr.type), r.hdr.seq, r.reply.status,
+	      r.reply.id, cmp_type_name(cmp_reply_type(type)), seq, status, id);
+	cases++;
+}
+
+/*
+ * Misuse of the pipelining additions (cmp.h, "Pipelining"): header flags
+ * where none may be, unknown flag bits, NOREPLY on requests whose reply
+ * carries results, a creating CONNECT with NOREPLY or a UD QP type, a
+ * CONNECT of an existing id with a context. Each is refused with -EBADMSG
+ * (HELLO's not at all), creates nothing, and NOREPLY aimed at the victim's
+ * id (foreign to this client) still fails loudly and leaves it alone.
+ */
+static void pipelining_misuse(void)
+{
+	uint64_t before = rb_counter(mon, "client_malformed");
+	uint64_t ids_before = rb_counter(mon, "ids");
+	uint32_t vid = cmc_id_num(victim), mine, seq;
+	unsigned int bad = 0;
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg m;
+	int fd = raw_open();
+	ssize_t n;
+
+	/* Flags on HELLO: malformed, and a HELLO is never answered then. */
+	msg(&m, CMP_TYPE_HELLO);
+	m.hello.min_version = m.hello.max_version = 1;
+	raw_req_patched(fd, &m, set_noreply);
+	bad++;
+	expect_quiet(fd, "HELLO with NOREPLY");
+	hello_v(fd, 1, 1, 0);
+
+	/* Unknown flag bits, on a request that may carry NOREPLY. */
+	id_req(&m, CMP_TYPE_DESTROY_ID, vid);
+	seq = raw_req_patched(fd, &m, set_flag_unknown);
+	bad++;
+	expect_reply_id(fd, CMP_TYPE_DESTROY_ID, seq, -EBADMSG, vid,
+			"DESTROY_ID with an unknown flag");
+	/* NOREPLY on requests whose reply carries results. */
+	msg(&m, CMP_TYPE_CREATE_ID);
+	m.create_id.qp_type = CMP_QP_TYPE_RC;
+	seq = raw_req_patched(fd, &m, set_noreply);
+	bad++;
+	expect_reply(fd, CMP_TYPE_CREATE_ID, seq, -EBADMSG,
+		     "CREATE_ID with NOREPLY");
+	id_req(&m, CMP_TYPE_QUERY_ID, vid);
+	seq = raw_req_patched(fd, &m, set_noreply);
+	bad++;
+	expect_reply(fd, CMP_TYPE_QUERY_ID, seq, -EBADMSG,
+		     "QUERY_ID with NOREPLY");
+	msg(&m, CMP_TYPE_LIST);
+	m.list.filter = CMP_LIST_FILTER_ALL;
+	seq = raw_req_patched(fd, &m, set_noreply);
+	bad++;
+	expect_reply(fd, CMP_TYPE_LIST, seq, -EBADMSG, "LIST with NOREPLY");
+	/* A creating CONNECT may not waive its reply, nor be UD. */
+	id_req(&m, CMP_TYPE_CONNECT, vid);
+	seq = raw_req_patched(fd, &m, set_connect_create_noreply);
+	bad++;
+	expect_reply_id(fd, CMP_TYPE_CONNECT, seq, -EBADMSG, CMP_ID_NONE,
+			"CONNECT id 0 with NOREPLY");
+	id_req(&m, CMP_TYPE_CONNECT, vid);
+	seq = raw_req_patched(fd, &m, set_connect_create_ud);
+	bad++;
+	expect_reply_id(fd, CMP_TYPE_CONNECT, seq, -EBADMSG, CMP_ID_NONE,
+			"CONNECT id 0 for a UD id");
+	/* A CONNECT of an existing id (the victim's) with a context. */
+	id_req(&m, CMP_TYPE_CONNECT, vid);
+	seq = raw_req_patched(fd, &m, set_connect_context);
+	bad++;
+	expect_reply_id(fd, CMP_TYPE_CONNECT, seq, -EBADMSG, vid,
+			"CONNECT of an id with a context");
+	CHECK(rb_counter(mon, "client_malformed") == before + bad,
+	      "client_malformed %llu, want %llu",
+	      (unsigned long long)rb_counter(mon, "client_malformed"),
+	      (unsigned long long)(before + bad));
+
+	/* Well-formed NOREPLY requests on the victim's id: foreign, so
+	 * they fail, and failures are answered, naming the id. */
+	id_req(&m, CMP_TYPE_DESTROY_ID, vid);
+	seq = raw_req_patched(fd, &m, set_noreply);
+	expect_reply_id(fd, CMP_TYPE_DESTROY_ID, seq, -ENOENT, vid,
+			"NOREPLY DESTROY_ID of a foreign id");
+	id_req(&m, CMP_TYPE_DISCONNECT, vid);
+	seq = raw_req_patched(fd, &m, set_noreply);
+	expect_reply_id(fd, CMP_TYPE_DISCONNECT, seq, -ENOENT, vid,
+			"NOREPLY DISCONNECT of a foreign id");
+	id_req(&m, CMP_TYPE_SET_CONTEXT, vid);
+	seq = raw_req_patched(fd, &m, set_noreply);
+	expect_reply_id(fd, CMP_TYPE_SET_CONTEXT, seq, -ENOENT, vid,
+			"NOREPLY SET_CONTEXT of a foreign id");
+	/* Nothing was created by any of it. */
+	CHECK(rb_counter(mon, "ids") == ids_before, "ids %llu, want %llu",
+	      (unsigned long long)rb_counter(mon, "ids"),
+	      (unsigned long long)ids_before);
+
+	/* And a NOREPLY success on an own id is silent: the next datagram
+	 * is the reply of the request after it. */
+	msg(&m, CMP_TYPE_CREATE_ID);
+	m.create_id.qp_type = CMP_QP_TYPE_RC;
+	raw_req(fd, &m);
+	n = raw_recv(fd, buf, sizeof(buf), REPLY_MS);
+	CHECK(n > 0 && cmp_decode(buf, (size_t)n, &m, NULL) == 0 &&
+		      m.create_id_reply.status == 0,
+	      "CREATE_ID");
+	mine = m.create_id_reply.id;
+	id_req(&m, CMP_TYPE_SET_CONTEXT, mine);
+	raw_req_patched(fd, &m, set_noreply);
+	id_req(&m, CMP_TYPE_DESTROY_ID, mine);
+	seq = raw_req_patched(fd, &m, set_noreply);
+	id_req(&m, CMP_TYPE_QUERY_ID, mine);
+	expect_reply_id(fd, CMP_TYPE_QUERY_ID, raw_req(fd, &m), -ENOENT, 0,
+			"QUERY_ID after NOREPLY SET_CONTEXT and DESTROY_ID");
+	(void)seq;
+	close(fd);
+	healthy("pipelining misuse: flags, NOREPLY, creating CONNECT");
 }
 
 /* A zero-length datagram reads as end-of-file on SOCK_SEQPACKET: the
@@ -1115,6 +1303,7 @@ int main(void)
 	hello_bad_header();
 	malformed();
 	ids();
+	pipelining_misuse();
 	never_reads();
 	never_reads_events();
 	zero_length();

@@ -463,7 +463,6 @@ static void build(struct cmp_msg *m, struct example ex)
 		for (uint32_t i = 0; i < 2; i++)
 			build_port(&m->ports_reply.entries[i], i);
 		break;
-	case CMP_TYPE_EVENT:
 	case CMP_TYPE_DESTROY_ID_REPLY:
 	case CMP_TYPE_SET_CONTEXT_REPLY:
 	case CMP_TYPE_LISTEN_REPLY:
@@ -479,8 +478,12 @@ static void build(struct cmp_msg *m, struct example ex)
 	case CMP_TYPE_SIDR_REQ_REPLY:
 	case CMP_TYPE_SIDR_REP_REPLY:
 	case CMP_TYPE_ACK_EVENT_REPLY:
+		/* A plain reply names the id its request named. */
+		m->reply.id = 42;
+		break;
+	case CMP_TYPE_EVENT:
 	case CMP_TYPE_CAPTURE_REPLY:
-		/* A successful status-only reply is all zero. */
+		/* CAPTURE names no id: its reply is all zero. */
 		break;
 	}
 }
@@ -565,6 +568,56 @@ static void test_header_golden(void **state)
 	assert_int_equal(d.hdr.length, 24);
 	assert_int_equal(d.hdr.seq, 0x01020304);
 	assert_int_equal(d.destroy_id.id, 7);
+}
+
+static void test_noreply_golden(void **state)
+{
+	/* ACK_EVENT of id 7, event seq 3, seq 5, NOREPLY: flags at byte 12. */
+	/* clang-format off */
+	static const uint8_t golden[] = {
+		0x01, 0x00,             /* version 1 */
+		0x11, 0x00,             /* type ACK_EVENT */
+		0x18, 0x00, 0x00, 0x00, /* length 24 */
+		0x05, 0x00, 0x00, 0x00, /* seq */
+		0x01, 0x00,             /* flags: NOREPLY */
+		0x00, 0x00,             /* reserved */
+		0x07, 0x00, 0x00, 0x00, /* id */
+		0x03, 0x00, 0x00, 0x00, /* event seq */
+	};
+	/* A failed ACCEPT's reply: status -EINVAL, and the id it named. */
+	static const uint8_t failed[] = {
+		0x01, 0x00, 0x87, 0x00, /* version 1, ACCEPT_REPLY */
+		0x18, 0x00, 0x00, 0x00, /* length 24 */
+		0x05, 0x00, 0x00, 0x00, /* seq */
+		0x00, 0x00, 0x00, 0x00, /* no flags in a reply */
+		0xea, 0xff, 0xff, 0xff, /* status -22 */
+		0x07, 0x00, 0x00, 0x00, /* id */
+	};
+	/* clang-format on */
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg m, d;
+
+	(void)state;
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		skip();
+	cmp_msg_init(&m, CMP_TYPE_ACK_EVENT, 5);
+	m.hdr.flags = CMP_HDR_NOREPLY;
+	m.ack_event.id = 7;
+	m.ack_event.seq = 3;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), sizeof(golden));
+	assert_memory_equal(buf, golden, sizeof(golden));
+	assert_int_equal(cmp_decode(golden, sizeof(golden), &d, NULL), 0);
+	assert_int_equal(d.hdr.flags, CMP_HDR_NOREPLY);
+	assert_int_equal(d.ack_event.id, 7);
+
+	cmp_msg_init(&m, CMP_TYPE_ACCEPT_REPLY, 5);
+	m.reply.status = -EINVAL;
+	m.reply.id = 7;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), sizeof(failed));
+	assert_memory_equal(buf, failed, sizeof(failed));
+	assert_int_equal(cmp_decode(failed, sizeof(failed), &d, NULL), 0);
+	assert_int_equal(d.reply.status, -EINVAL);
+	assert_int_equal(d.reply.id, 7);
 }
 
 static void test_event_golden(void **state)
@@ -809,6 +862,9 @@ static void test_roundtrip_failed_replies(void **state)
 
 		cmp_msg_init(&m, type, t);
 		m.reply.status = -ENOENT;
+		/* A plain reply names the request's id even on failure. */
+		if (cmp_noreply_allowed(t))
+			m.reply.id = 1000 + t;
 		if (type == CMP_TYPE_HELLO_REPLY) {
 			m.reply.status = -EPROTONOSUPPORT;
 			m.hello_reply.min_version = 2;
@@ -819,6 +875,8 @@ static void test_roundtrip_failed_replies(void **state)
 		assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
 		assert_int_equal(d.reply.status, m.reply.status);
 		assert_int_equal(d.hdr.seq, t);
+		if (cmp_noreply_allowed(t))
+			assert_int_equal(d.reply.id, 1000 + t);
 	}
 }
 
@@ -913,6 +971,56 @@ static void test_roundtrip_variants(void **state)
 	roundtrip(&m);
 	/* Exactly CMP_PORT_GIDS GIDs: every slot used. */
 	m.ports_reply.entries[1].n_gids = CMP_PORT_GIDS;
+	roundtrip(&m);
+}
+
+/*
+ * Pipelining (cmp.h): CONNECT that creates its id, with its QP type and
+ * context; NOREPLY on every request that may carry it; plain replies that
+ * name an id, the new one for a creating CONNECT.
+ */
+static void test_roundtrip_pipelining(void **state)
+{
+	unsigned int allowed = 0;
+	struct cmp_msg m;
+
+	(void)state;
+	build(&m, (struct example){ .type = CMP_TYPE_CONNECT });
+	m.connect.id = CMP_ID_NONE;
+	m.connect.qp_type = CMP_QP_TYPE_RC;
+	m.connect.context = 0xfedcba9876543210ULL;
+	roundtrip(&m);
+	assert_true(m.connect.context == 0xfedcba9876543210ULL);
+	m.connect.qp_type = CMP_QP_TYPE_UC;
+	m.connect.context = 0;
+	roundtrip(&m);
+
+	for (unsigned int t = CMP_TYPE_HELLO; t <= CMP_TYPE_REQUEST_MAX; t++) {
+		if (!cmp_noreply_allowed(t))
+			continue;
+		build(&m, (struct example){ .type = (enum cmp_type)t });
+		m.hdr.flags = CMP_HDR_NOREPLY;
+		roundtrip(&m);
+		assert_int_equal(m.hdr.flags, CMP_HDR_NOREPLY);
+		allowed++;
+	}
+	/* Every request whose reply is plain and that names an id. */
+	assert_int_equal(allowed, 15);
+	assert_false(cmp_noreply_allowed(CMP_TYPE_HELLO));
+	assert_false(cmp_noreply_allowed(CMP_TYPE_CREATE_ID));
+	assert_false(cmp_noreply_allowed(CMP_TYPE_QUERY_ID));
+	assert_false(cmp_noreply_allowed(CMP_TYPE_CAPTURE));
+	assert_false(cmp_noreply_allowed(CMP_TYPE_CONNECT_REPLY));
+
+	/* The reply of a creating CONNECT names the new id. */
+	cmp_msg_init(&m, CMP_TYPE_CONNECT_REPLY, 3);
+	m.reply.id = 0xfffffffe;
+	roundtrip(&m);
+	/* A failed one names none, or the id the request named. */
+	m.reply.status = -EHOSTUNREACH;
+	m.reply.id = CMP_ID_NONE;
+	roundtrip(&m);
+	m.reply.id = 42;
 	roundtrip(&m);
 }
 
@@ -1101,6 +1209,30 @@ static void test_malformed_header(void **state)
 	BAD(CMP_TYPE_DESTROY_ID, m->hdr.type = 0x7fff, "message type unknown");
 	BAD(CMP_TYPE_DESTROY_ID, m->hdr.rsvd0 = 1,
 	    "header reserved bytes not zero");
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.rsvd0 = 0x8000,
+	    "header reserved bytes not zero");
+
+	/* Header flags: known bits only, and NOREPLY only where allowed. */
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.flags = 0x0002, "header flags unknown");
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.flags = CMP_HDR_NOREPLY | 0x8000,
+	    "header flags unknown");
+	BAD(CMP_TYPE_CREATE_ID_REPLY, m->hdr.flags = 0x0100,
+	    "header flags unknown");
+	BAD(CMP_TYPE_DESTROY_ID_REPLY, m->hdr.flags = CMP_HDR_NOREPLY,
+	    "header flags on a reply or event");
+	BAD(CMP_TYPE_HELLO_REPLY, m->hdr.flags = CMP_HDR_NOREPLY,
+	    "header flags on a reply or event");
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->hdr.flags = CMP_HDR_NOREPLY,
+	       "header flags on a reply or event");
+	BAD(CMP_TYPE_HELLO, m->hdr.flags = CMP_HDR_NOREPLY,
+	    "header flags on HELLO");
+	for (unsigned int t = CMP_TYPE_CREATE_ID; t <= CMP_TYPE_REQUEST_MAX;
+	     t++) {
+		if (cmp_noreply_allowed(t))
+			continue;
+		BAD((enum cmp_type)t, m->hdr.flags = CMP_HDR_NOREPLY,
+		    "NOREPLY on a request whose reply carries results");
+	}
 }
 
 static void test_malformed_requests(void **state)
@@ -1175,6 +1307,27 @@ static void test_malformed_requests(void **state)
 	    "CONNECT remote CM response timeout out of range");
 	BAD(CMP_TYPE_CONNECT, m->connect.rsvd0 = 1,
 	    "CONNECT reserved bytes not zero");
+	/* Creating its id (id 0): RC or UC only, and never NOREPLY. */
+	BAD(CMP_TYPE_CONNECT, m->connect.id = CMP_ID_NONE,
+	    "CONNECT creating its id: QP type not RC or UC");
+	BAD(CMP_TYPE_CONNECT,
+	    (m->connect.id = CMP_ID_NONE, m->connect.qp_type = CMP_QP_TYPE_UD),
+	    "CONNECT creating its id: QP type not RC or UC");
+	BAD(CMP_TYPE_CONNECT,
+	    (m->connect.id = CMP_ID_NONE, m->connect.qp_type = 4),
+	    "CONNECT creating its id: QP type not RC or UC");
+	BAD(CMP_TYPE_CONNECT,
+	    (m->connect.id = CMP_ID_NONE, m->connect.qp_type = CMP_QP_TYPE_RC,
+	     m->hdr.flags = CMP_HDR_NOREPLY),
+	    "CONNECT creating its id with NOREPLY");
+	/* An existing id keeps its own QP type and context. */
+	BAD(CMP_TYPE_CONNECT, m->connect.qp_type = CMP_QP_TYPE_RC,
+	    "CONNECT QP type set for an existing id");
+	BAD(CMP_TYPE_CONNECT, m->connect.context = 1,
+	    "CONNECT context set for an existing id");
+	BAD(CMP_TYPE_CONNECT,
+	    (m->hdr.flags = CMP_HDR_NOREPLY, m->connect.context = 1ULL << 63),
+	    "CONNECT context set for an existing id");
 	BAD(CMP_TYPE_CONNECT, m->connect.rsvd1[3] = 1,
 	    "CONNECT reserved bytes not zero");
 	BAD(CMP_TYPE_CONNECT,
@@ -1376,6 +1529,10 @@ static void test_malformed_replies(void **state)
 	BAD(CMP_TYPE_CREATE_ID_REPLY, m->reply.status = -ENOMEM,
 	    "reply body not zero after a failure");
 	BAD(CMP_TYPE_QUERY_ID_REPLY, m->reply.status = -ENOENT,
+	    "reply body not zero after a failure");
+	/* Only a plain reply's id survives a failure; CREATE_ID_REPLY's id
+	 * and LIST_REPLY's count are results. */
+	BAD(CMP_TYPE_LIST_REPLY, m->reply.status = -EPERM,
 	    "reply body not zero after a failure");
 
 	BAD(CMP_TYPE_HELLO_REPLY, m->hello_reply.min_version = 0,
@@ -1892,12 +2049,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_golden),
+		cmocka_unit_test(test_noreply_golden),
 		cmocka_unit_test(test_event_golden),
 		cmocka_unit_test(test_hello_golden),
 		cmocka_unit_test(test_ports_golden),
 		cmocka_unit_test(test_roundtrip_all),
 		cmocka_unit_test(test_roundtrip_failed_replies),
 		cmocka_unit_test(test_roundtrip_variants),
+		cmocka_unit_test(test_roundtrip_pipelining),
 		cmocka_unit_test(test_full_batches),
 		cmocka_unit_test(test_malformed_framing),
 		cmocka_unit_test(test_malformed_header),
