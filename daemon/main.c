@@ -74,7 +74,7 @@ static void usage(FILE *f)
 		"15)\n"
 		"      --max-clients N      (default 1024)\n"
 		"      --max-ids N          ids per client (default 65536)\n"
-		"      --max-queued N       messages queued per client "
+		"      --max-queued N       events queued per client "
 		"(default 65536)\n"
 		"      --listen-allow 'WHO SIDS'  who may LISTEN on which "
 		"service ids\n"

@@ -51,6 +51,12 @@
  * thousands of connections in flight with a few datagrams per wake-up
  * instead of one round trip per request.
  *
+ * A pipelining client must keep reading while it sends. The daemon stops
+ * reading a client's requests while many of its replies and events wait
+ * to be read (and reads again once most are gone), so a client that blocks
+ * in send() without reading stalls both ends; the daemon notices that
+ * (requests waiting, nothing read for a few seconds) and drops the client.
+ *
  * The three rules of DESIGN.md are properties of this protocol:
  *  1. A listener's backlog is a credit: LISTEN grants the daemon permission
  *     to hand out that many REQ_RECEIVED events not yet answered by ACCEPT,
@@ -466,7 +472,8 @@ struct cmp_path_set {
 /*
  * Requests. Every request but HELLO, CREATE_ID, LIST, COUNTERS and PORTS
  * names an existing id of the same client as its first member; id 0 is
- * refused.
+ * refused, except in CONNECT, where it asks for a new id (struct
+ * cmp_connect).
  */
 
 /* HELLO: the first request. */

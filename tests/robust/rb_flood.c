@@ -559,9 +559,10 @@ int main(void)
 		CHECK(held > 0, "no REQ was held");
 		CHECK(shed > 0, "no REQ was shed: raise the rate");
 		/*
-		 * B sends with MSG_DONTWAIT and counts a full socket to the
-		 * hub as mad_tx_errors (xport_sim.c): that many answers may
-		 * be missing from what the flooder and A saw, no more.
+		 * B's transport queues what a full hub socket cannot take
+		 * and counts only an overflow of that queue (4096 MADs) as
+		 * mad_tx_errors (xport_sim.c): that many answers may be
+		 * missing from what the flooder and A saw, no more.
 		 */
 		CHECK(shed >= res.rej_no_res + legit.rej_no_res &&
 			      shed <= res.rej_no_res + legit.rej_no_res + lost,
