@@ -3,11 +3,11 @@
  * cmbench: connection setup and teardown through cmd, modelled on
  * rdma-core's cmtime (librdmacm/examples/cmtime.c).
  *
- *   cmbench -l [-S sid] [-b backlog] [-n count] [-s socket] [--qp [-d dev]]
- *              [--daemon-pid P]...
- *   cmbench [-S sid] [-c count] [-m in_flight] [-s socket] [--qp [-d dev]]
- *           [--hold S] [--sample L1,L2,...] [--probe K] [--daemon-pid P]...
- *           dest
+ *   cmbench -l [-S sid] [-b backlog] [-n count] [-s socket] [--qp]
+ *              [-d dev [-i port] [-g gid_index]] [--daemon-pid P]...
+ *   cmbench [-S sid] [-c count] [-m in_flight] [-s socket] [--qp]
+ *           [-d dev [-i port] [-g gid_index]] [--hold S]
+ *           [--sample L1,L2,...] [--probe K] [--daemon-pid P]... dest
  *
  * The client sets up all count connections, at most in_flight at a time,
  * holds them all (established) for --hold seconds, then tears them all
@@ -40,11 +40,21 @@
  * Without --qp (the default) no verbs calls are made: QP numbers are made
  * up (unique per run, see cmc_ping.c), so this runs on the simulated
  * fabric. With --qp each connection has a real RC QP, moved through
- * INIT/RTR/RTS with cmc_modify_qp(), as cmtime does.
+ * INIT/RTR/RTS with cmc_modify_qp() and to ERR before its DREQ or DREP,
+ * as rdma_cm does for cmtime (scripts/bench-rxe.sh compares the two).
+ *
+ * -d names the local port the connections use (the client's REQs leave
+ * from it, the server listens on it; -g: the port owning that GID of
+ * the device, as the examples' -g does); without it the daemon picks.
  *
  * The library is driven without blocking: one poll() over cmc_fd(), then
  * cmc_get_event(ch, &ev, 0) until -EAGAIN. The requests themselves are
- * the library's synchronous round trips to the local daemon.
+ * the library's synchronous round trips to the local daemon, unless
+ * --async: then the channel is in asynchronous mode (cmc_set_async()),
+ * requests are queued and go out in batches (cmc_flush() before every
+ * poll()), a failed one comes back as a REQUEST_ERROR event and counts
+ * as a failed connection, and the times above end when a request is
+ * queued rather than answered.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -82,7 +92,10 @@
 struct opts {
 	bool listen;
 	bool qp;
+	bool async;
 	const char *dev;
+	int gid_index; /* -1: none */
+	uint8_t ib_port;
 	uint64_t service_id;
 	unsigned int count;
 	unsigned int in_flight;
@@ -118,6 +131,47 @@ static bool channel_dead(int err)
 {
 	return err == -ECONNRESET || err == -EPROTO || err == -ETIMEDOUT ||
 	       err == -ENOMEM;
+}
+
+/*
+ * Open the channel; --async switches it to asynchronous mode. Says why
+ * it failed.
+ */
+static int open_channel(const struct opts *o, struct cmc_channel **chp)
+{
+	int r = cmc_open(o->socket, "cmbench", chp);
+
+	if (r) {
+		fprintf(stderr, "cannot reach cmd: %s\n", cmc_strerror(r));
+		return r;
+	}
+	if (o->async) {
+		r = cmc_set_async(*chp, 1);
+		if (r)
+			fprintf(stderr, "asynchronous mode: %s\n",
+				cmc_strerror(r));
+	}
+	return r;
+}
+
+/*
+ * poll() on the channel. Requests still queued (asynchronous mode) go
+ * out first: an ACK_EVENT left in the queue would keep the daemon from
+ * sending the very event we wait for. Returns poll()'s result (0 when
+ * interrupted), or a negative errno: the flush's (the channel's) or
+ * poll()'s.
+ */
+static int poll_channel(struct cmc_channel *ch, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = cmc_fd(ch), .events = POLLIN };
+	int r = cmc_flush(ch);
+
+	if (r)
+		return r;
+	r = poll(&pfd, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r;
 }
 
 static unsigned int errors_shown;
@@ -409,6 +463,61 @@ static struct ibv_qp *verbs_qp(struct verbs *v)
 	return ibv_create_qp(v->pd, &a);
 }
 
+/*
+ * rdma_disconnect() moves the QP to ERR before it sends the DREQ (or
+ * DREP), so cmtime's disconnect step includes that verbs call: do the
+ * same, for a fair comparison. A failure here is not the CM's; ignore it.
+ */
+static void verbs_qp_error(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	if (qp)
+		ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+/*
+ * The local port for the daemon: -d [-i]: that device's port (any_port:
+ * all its ports, for a listener); -g: the port owning that GID (on RoCE
+ * this also picks IPv4 vs IPv6 and v1 vs v2). Neither: the device our
+ * QPs are on (--qp; the CM's path must be on the QP's device), or any
+ * port (the daemon picks).
+ */
+static int port_sel(const struct opts *o, const struct verbs *v, bool any_port,
+		    struct cmc_port_sel *sel)
+{
+	union ibv_gid gid;
+
+	memset(sel, 0, sizeof(*sel));
+	if (o->gid_index >= 0) {
+		if (ibv_query_gid(v->ctx, o->ib_port, o->gid_index, &gid)) {
+			fprintf(stderr, "cannot read GID %d of %s port %u\n",
+				o->gid_index,
+				ibv_get_device_name(v->ctx->device),
+				o->ib_port);
+			return -EINVAL;
+		}
+		sel->kind = CMC_SEL_GID;
+		memcpy(sel->gid, gid.raw, sizeof(sel->gid));
+		return 0;
+	}
+	if (!o->dev && !v->ctx) {
+		sel->kind = CMC_SEL_ANY;
+		return 0;
+	}
+	sel->kind = CMC_SEL_PORT;
+	sel->port_num = any_port ? 0 : o->ib_port;
+	snprintf(sel->dev_name, sizeof(sel->dev_name), "%s",
+		 o->dev ? o->dev : ibv_get_device_name(v->ctx->device));
+	return 0;
+}
+
+/* Verbs are needed for real QPs, and to read a GID for -g. */
+static bool need_verbs(const struct opts *o)
+{
+	return o->qp || o->gid_index >= 0;
+}
+
 /* Made-up QPNs, unique within a run (see cmc_ping.c): 24 bits, >= 2. */
 static uint32_t fake_qpn(void)
 {
@@ -459,6 +568,7 @@ struct client {
 	const struct opts *o;
 	struct cmc_channel *ch;
 	struct cmc_addr dst;
+	struct cmc_port_sel src;
 	struct verbs v;
 	struct cconn *c;
 	unsigned int n;
@@ -525,6 +635,51 @@ static void cli_fail(struct client *cl, struct cconn *c, int err)
 	c->state = C_FAILED;
 }
 
+/* The name of a request a REQUEST_ERROR event reports. */
+static const char *request_str(uint32_t request)
+{
+	switch (request) {
+	case CMC_REQ_DESTROY_ID:
+		return "DESTROY_ID";
+	case CMC_REQ_SET_CONTEXT:
+		return "SET_CONTEXT";
+	case CMC_REQ_CONNECT:
+		return "CONNECT";
+	case CMC_REQ_ACCEPT:
+		return "ACCEPT";
+	case CMC_REQ_REJECT:
+		return "REJECT";
+	case CMC_REQ_RTU:
+		return "RTU";
+	case CMC_REQ_DISCONNECT:
+		return "DISCONNECT";
+	case CMC_REQ_ACK_EVENT:
+		return "ACK_EVENT";
+	default:
+		return "request";
+	}
+}
+
+/*
+ * Asynchronous mode: a request of this connection failed in the daemon.
+ * A failed RTU undoes what queueing it counted: the connection was not
+ * established after all.
+ */
+static void cli_request_error(struct client *cl, struct cconn *c,
+			      const struct cmc_event *ev)
+{
+	conn_error("%s failed: %s (state %u)",
+		   request_str(ev->u.request_error.request),
+		   cmc_strerror(ev->status), c->state);
+	if (c->state == C_ESTABLISHED &&
+	    ev->u.request_error.request == CMC_REQ_RTU) {
+		cl->established--;
+		cl->open++;
+		c->state = C_REQ_SENT;
+	}
+	cli_fail(cl, c, 0);
+}
+
 static void cli_start(struct client *cl, struct cconn *c)
 {
 	struct cmc_conn_param p;
@@ -548,7 +703,7 @@ static void cli_start(struct client *cl, struct cconn *c)
 	memset(&p, 0, sizeof(p));
 	p.service_id = cl->o->service_id;
 	p.dst = cl->dst;
-	p.src.kind = CMC_SEL_ANY;
+	p.src = cl->src;
 	p.qp_num = c->qp ? c->qp->qp_num : fake_qpn();
 	p.start_psn = psn();
 	p.responder_resources = c->qp ? 1 : 0;
@@ -565,15 +720,10 @@ static void cli_start(struct client *cl, struct cconn *c)
 	if (ret) {
 		conn_error("connect: %s", cmc_strerror(ret));
 		cli_fail(cl, c, ret);
-		return;
 	}
-	if (c->qp) {
-		ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_INIT);
-		if (ret) {
-			conn_error("INIT: %s", cmc_strerror(ret));
-			cli_fail(cl, c, ret);
-		}
-	}
+	/* INIT waits for the REP: right after cmc_connect() it would race
+	 * a fast REJ (then the id is IDLE and has no port to give), and it
+	 * would cost a QUERY_ID round trip that the REP makes needless. */
 }
 
 /* A sample level is reached: all in flight done. Record it, start the
@@ -629,7 +779,9 @@ static void cli_on_rep(struct client *cl, struct cconn *c)
 
 	c->t_rep = now_ns();
 	if (c->qp) {
-		ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_RTR);
+		ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_INIT);
+		if (!ret)
+			ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_RTR);
 		if (!ret)
 			ret = cmc_modify_qp(c->id, c->qp, IBV_QPS_RTS);
 	}
@@ -677,17 +829,13 @@ static void cli_on_event(struct client *cl, struct cmc_event *ev)
 	int status = ev->status, ret;
 
 	cl->last_event = now_ns();
-	if (type == CMC_EVENT_REP_RECEIVED && c->state == C_REQ_SENT) {
-		cli_on_rep(cl, c);
-		ret = cmc_ack_event(ev);
-		if (ret && channel_dead(ret))
-			cl->fatal = ret;
-		return;
-	}
-	ret = cmc_ack_event(ev);
-	if (ret && channel_dead(ret))
-		cl->fatal = ret;
+	/* The event is acked last: its contents are read until then (an
+	 * event of an id destroyed meanwhile stays valid until acked). */
 	switch (type) {
+	case CMC_EVENT_REP_RECEIVED:
+		if (c->state == C_REQ_SENT)
+			cli_on_rep(cl, c);
+		break;
 	case CMC_EVENT_MRA_RECEIVED:
 	case CMC_EVENT_PORT_ERROR:
 		break;
@@ -699,13 +847,14 @@ static void cli_on_event(struct client *cl, struct cmc_event *ev)
 		/* The server hung up first: answer and count as failed. */
 		conn_error("unexpected DREQ from the server");
 		cmc_disconnect(c->id, NULL, 0);
-		if (c->state == C_ESTABLISHED)
-			cl->open++;
 		cli_fail(cl, c, 0);
 		break;
 	case CMC_EVENT_REJ_RECEIVED:
 		conn_error("rejected, reason %u", ev->u.rej.reason);
 		cli_fail(cl, c, 0);
+		break;
+	case CMC_EVENT_REQUEST_ERROR:
+		cli_request_error(cl, c, ev);
 		break;
 	default:
 		conn_error("%s (status %s) in state %u", cmc_event_str(type),
@@ -713,6 +862,9 @@ static void cli_on_event(struct client *cl, struct cmc_event *ev)
 		cli_fail(cl, c, 0);
 		break;
 	}
+	ret = cmc_ack_event(ev);
+	if (ret && channel_dead(ret))
+		cl->fatal = ret;
 }
 
 static void cli_fill_down(struct client *cl, unsigned int *next)
@@ -727,6 +879,7 @@ static void cli_fill_down(struct client *cl, unsigned int *next)
 		c->state = C_DREQ_SENT;
 		cl->open++;
 		c->t_dreq = now_ns();
+		verbs_qp_error(c->qp);
 		ret = cmc_disconnect(c->id, NULL, 0);
 		if (ret) {
 			conn_error("DREQ: %s", cmc_strerror(ret));
@@ -739,7 +892,6 @@ static void cli_fill_down(struct client *cl, unsigned int *next)
 static int cli_loop(struct client *cl, bool teardown, unsigned int *down_next)
 {
 	for (;;) {
-		struct pollfd pfd = { .fd = cmc_fd(cl->ch), .events = POLLIN };
 		struct cmc_event *ev;
 		int r;
 
@@ -752,9 +904,9 @@ static int cli_loop(struct client *cl, bool teardown, unsigned int *down_next)
 		if (!cl->open &&
 		    (teardown ? *down_next >= cl->n : cl->next >= cl->n))
 			return 0;
-		r = poll(&pfd, 1, POLL_MS);
-		if (r < 0 && errno != EINTR) {
-			perror("poll");
+		r = poll_channel(cl->ch, POLL_MS);
+		if (r < 0) {
+			cl->fatal = r;
 			return -1;
 		}
 		while (!cl->fatal && (r = cmc_get_event(cl->ch, &ev, 0)) == 0)
@@ -777,11 +929,13 @@ static void cli_hold(struct client *cl)
 	uint64_t until = now_ns() + (uint64_t)(cl->o->hold_s * 1e9);
 
 	while (!stop && !cl->fatal && now_ns() < until) {
-		struct pollfd pfd = { .fd = cmc_fd(cl->ch), .events = POLLIN };
 		struct cmc_event *ev;
 		int64_t left = (int64_t)(until - now_ns()) / 1000000;
+		int r = poll_channel(cl->ch,
+				     left > POLL_MS ? POLL_MS : (int)left + 1);
 
-		poll(&pfd, 1, left > POLL_MS ? POLL_MS : (int)left + 1);
+		if (r < 0)
+			cl->fatal = r;
 		while (!cl->fatal && cmc_get_event(cl->ch, &ev, 0) == 0)
 			cli_on_event(cl, ev);
 	}
@@ -843,7 +997,7 @@ static int run_client(const struct opts *o)
 	uint64_t t0, t1, t2, t3;
 	unsigned int down_next = 0;
 	static char kv[8192];
-	int r, rc = 1;
+	int rc = 1;
 
 	for (unsigned int i = 0; i < BENCH_MAX_SAMPLES; i++)
 		cl.lv[i].probe.name = "probe";
@@ -852,19 +1006,18 @@ static int run_client(const struct opts *o)
 			o->dst);
 		return 2;
 	}
-	if (o->qp && verbs_open(o->dev, &cl.v))
-		return 1;
+	if (need_verbs(o) && verbs_open(o->dev, &cl.v))
+		goto out_verbs;
+	if (port_sel(o, &cl.v, false, &cl.src))
+		goto out_verbs;
 	cl.n = o->count;
 	cl.c = calloc(cl.n, sizeof(*cl.c));
 	if (!cl.c) {
 		fprintf(stderr, "out of memory\n");
-		return 1;
+		goto out_verbs;
 	}
-	r = cmc_open(o->socket, "cmbench", &cl.ch);
-	if (r) {
-		fprintf(stderr, "cannot reach cmd: %s\n", cmc_strerror(r));
+	if (open_channel(o, &cl.ch))
 		goto out;
-	}
 	cmc_daemon_info(cl.ch, &info);
 	if (info.max_ids && cl.n > info.max_ids) {
 		fprintf(stderr,
@@ -875,9 +1028,9 @@ static int run_client(const struct opts *o)
 	}
 	cl.in_flight = o->in_flight < cl.n ? o->in_flight : cl.n;
 	printf("cmbench client: %u connections to %s, up to %u in flight, %s, "
-	       "service id 0x%" PRIx64 "\n",
+	       "%s, service id 0x%" PRIx64 "\n",
 	       cl.n, o->dst, cl.in_flight, o->qp ? "RC QPs" : "CM only",
-	       o->service_id);
+	       o->async ? "asynchronous" : "blocking", o->service_id);
 	fflush(stdout);
 
 	dstat_all(o, d0);
@@ -902,11 +1055,11 @@ static int run_client(const struct opts *o)
 
 		kv_add(kv, sizeof(kv),
 		       "cmbench mode=client conns=%u inflight=%u qp=%d "
-		       "established=%lu failed=%lu torn_down=%lu "
+		       "async=%d established=%lu failed=%lu torn_down=%lu "
 		       "teardown_failed=%lu setup_s=%.4f setup_cps=%.0f "
 		       "teardown_s=%.4f teardown_cps=%.0f",
-		       cl.n, cl.in_flight, o->qp, cl.established, cl.failed,
-		       cl.down, cl.down_failed, setup_s,
+		       cl.n, cl.in_flight, o->qp, o->async, cl.established,
+		       cl.failed, cl.down, cl.down_failed, setup_s,
 		       setup_s > 0 ? (double)cl.established / setup_s : 0,
 		       down_s, down_s > 0 ? (double)cl.down / down_s : 0);
 		printf("\n");
@@ -937,17 +1090,18 @@ report:
 		fprintf(stderr, "cmd: %s\n", cmc_strerror(cl.fatal));
 	if (stop)
 		fprintf(stderr, "interrupted\n");
-	printf("cmbench mode=client conns=%u inflight=%u qp=%d established=%lu "
-	       "failed=%lu torn_down=%lu error=1\n",
-	       cl.n, cl.in_flight, o->qp, cl.established, cl.failed, cl.down);
+	printf("cmbench mode=client conns=%u inflight=%u qp=%d async=%d "
+	       "established=%lu failed=%lu torn_down=%lu error=1\n",
+	       cl.n, cl.in_flight, o->qp, o->async, cl.established, cl.failed,
+	       cl.down);
 out:
 	cmc_close(cl.ch);
 	for (unsigned int i = 0; i < cl.n; i++)
 		if (cl.c[i].qp)
 			ibv_destroy_qp(cl.c[i].qp);
-	if (o->qp)
-		verbs_close(&cl.v);
 	free(cl.c);
+out_verbs:
+	verbs_close(&cl.v);
 	free(cl.connect.us);
 	free(cl.establish.us);
 	free(cl.setup.us);
@@ -1088,6 +1242,16 @@ static void srv_on_req(struct server *s, struct cmc_event *ev)
 		s->t_first = c->t_req;
 		dstat_all(s->o, s->d0);
 	}
+	if (s->o->qp && strcmp(ev->u.req.path.dev_name,
+			       ibv_get_device_name(s->v.ctx->device))) {
+		/* Our QPs live on one device: a REQ that came in on another
+		 * cannot be served (listen with -d to avoid it). */
+		conn_error("REQ on %s, our QPs are on %s: rejected",
+			   ev->u.req.path.dev_name,
+			   ibv_get_device_name(s->v.ctx->device));
+		srv_drop(s, c, true); /* destroy sends the REJ */
+		return;
+	}
 	if (s->o->qp) {
 		c->qp = verbs_qp(&s->v);
 		if (!c->qp)
@@ -1133,11 +1297,16 @@ static void srv_on_event(struct server *s, struct cmc_event *ev)
 		return;
 	}
 	c = st_find(&s->t, ev->id);
-	ret = cmc_ack_event(ev);
-	if (channel_dead(ret))
-		s->fatal = ret;
-	if (!c)
-		return;
+	if (!c) {
+		/* The listener's own, e.g. a failed ACK_EVENT (--async). */
+		if (type == CMC_EVENT_REQUEST_ERROR) {
+			conn_error("server: %s failed: %s",
+				   request_str(ev->u.request_error.request),
+				   cmc_strerror(ev->status));
+			s->failed++;
+		}
+		goto ack;
+	}
 	switch (type) {
 	case CMC_EVENT_ESTABLISHED:
 		c->t_est = now_ns();
@@ -1153,6 +1322,7 @@ static void srv_on_event(struct server *s, struct cmc_event *ev)
 		c->t_dreq = now_ns();
 		if (!s->t_first_dreq)
 			s->t_first_dreq = c->t_dreq;
+		verbs_qp_error(c->qp);
 		ret = cmc_disconnect(c->id, NULL, 0);
 		if (ret) {
 			conn_error("DREP: %s", cmc_strerror(ret));
@@ -1169,12 +1339,23 @@ static void srv_on_event(struct server *s, struct cmc_event *ev)
 	case CMC_EVENT_MRA_RECEIVED:
 	case CMC_EVENT_PORT_ERROR:
 		break;
+	case CMC_EVENT_REQUEST_ERROR:
+		conn_error("server: %s failed: %s",
+			   request_str(ev->u.request_error.request),
+			   cmc_strerror(ev->status));
+		srv_drop(s, c, true);
+		break;
 	default:
 		conn_error("server: %s (status %s)", cmc_event_str(type),
 			   cmc_strerror(ev->status));
 		srv_drop(s, c, true);
 		break;
 	}
+ack:
+	/* Last: the event's contents are read until then. */
+	ret = cmc_ack_event(ev);
+	if (channel_dead(ret))
+		s->fatal = ret;
 }
 
 static int run_server(const struct opts *o)
@@ -1188,34 +1369,40 @@ static int run_server(const struct opts *o)
 				.what = "DREQ -> DREP sent" },
 	};
 	struct dstat d2[BENCH_MAX_DAEMONS];
+	struct cmc_port_sel sel;
 	struct cmc_event *ev;
 	static char kv[4096];
 	int r, rc = 1;
 
-	if (o->qp && verbs_open(o->dev, &s.v))
-		return 1;
-	r = cmc_open(o->socket, "cmbench", &s.ch);
-	if (r) {
-		fprintf(stderr, "cannot reach cmd: %s\n", cmc_strerror(r));
-		return 1;
-	}
+	if (need_verbs(o) && verbs_open(o->dev, &s.v))
+		goto out;
+	if (port_sel(o, &s.v, true, &sel))
+		goto out;
+	if (open_channel(o, &s.ch))
+		goto out;
 	r = cmc_create_id(s.ch, NULL, CMC_QP_RC, &s.listener);
 	if (!r)
+		r = cmc_listen(s.listener, o->service_id, ~0ull, o->backlog,
+			       sel.kind == CMC_SEL_ANY ? NULL : &sel);
+	/* A daemon that cannot narrow a listener to some ports says
+	 * -EOPNOTSUPP: listen on all; srv_on_req() turns away the REQs of
+	 * other devices. */
+	if (r == -EOPNOTSUPP)
 		r = cmc_listen(s.listener, o->service_id, ~0ull, o->backlog,
 			       NULL);
 	if (r) {
 		fprintf(stderr, "listen: %s\n", cmc_strerror(r));
 		goto out;
 	}
-	printf("listening on service id 0x%" PRIx64 ", backlog %u, %s\n",
-	       o->service_id, o->backlog, o->qp ? "RC QPs" : "CM only");
+	printf("listening on service id 0x%" PRIx64 ", backlog %u, %s, %s\n",
+	       o->service_id, o->backlog, o->qp ? "RC QPs" : "CM only",
+	       o->async ? "asynchronous" : "blocking");
 	fflush(stdout);
 	while (!stop && !s.fatal &&
 	       (!o->count || s.done + s.failed < o->count)) {
-		struct pollfd pfd = { .fd = cmc_fd(s.ch), .events = POLLIN };
-
-		if (poll(&pfd, 1, POLL_MS) < 0 && errno != EINTR) {
-			perror("poll");
+		r = poll_channel(s.ch, POLL_MS);
+		if (r < 0) {
+			s.fatal = r;
 			break;
 		}
 		while (!s.fatal && (r = cmc_get_event(s.ch, &ev, 0)) == 0)
@@ -1238,11 +1425,11 @@ static int run_server(const struct opts *o)
 				0;
 
 		kv_add(kv, sizeof(kv),
-		       "cmbench mode=server conns=%lu qp=%d established=%lu "
-		       "torn_down=%lu failed=%lu setup_s=%.4f setup_cps=%.0f "
-		       "teardown_s=%.4f teardown_cps=%.0f",
-		       s.reqs, o->qp, s.established, s.done, s.failed, up,
-		       up > 0 ? (double)s.established / up : 0, down,
+		       "cmbench mode=server conns=%lu qp=%d async=%d "
+		       "established=%lu torn_down=%lu failed=%lu setup_s=%.4f "
+		       "setup_cps=%.0f teardown_s=%.4f teardown_cps=%.0f",
+		       s.reqs, o->qp, o->async, s.established, s.done, s.failed,
+		       up, up > 0 ? (double)s.established / up : 0, down,
 		       down > 0 ? (double)s.done / down : 0);
 		printf("\n");
 		table_head();
@@ -1266,8 +1453,7 @@ out:
 		if (s.t.slot[i].qp)
 			ibv_destroy_qp(s.t.slot[i].qp);
 	cmc_close(s.ch);
-	if (o->qp)
-		verbs_close(&s.v);
+	verbs_close(&s.v);
 	free(s.t.slot);
 	free(s.accept.us);
 	free(s.establish.us);
@@ -1294,7 +1480,18 @@ static void usage(FILE *f, const char *prog)
 		"  -b B            server: listen backlog (default %u)\n"
 		"  -q, --qp        real RC QPs (libibverbs) instead of made-up "
 		"QPNs\n"
-		"  -d DEV          --qp: the RDMA device (default: the first)\n"
+		"  -A, --async     the library's asynchronous mode (requests "
+		"queued,\n"
+		"                  sent in batches; failures as REQUEST_ERROR "
+		"events)\n"
+		"  -d DEV          the local RDMA device: the REQs leave from "
+		"it, the\n"
+		"                  listener serves it, the QPs (--qp) live on "
+		"it\n"
+		"                  (default: the daemon picks; --qp: the first "
+		"device)\n"
+		"  -i, --ib-port N -d's port (default 1)\n"
+		"  -g, --gid-index I  the port owning GID I of -d/-i instead\n"
 		"  -H, --hold S    client: hold all connections S seconds "
 		"(default 0)\n"
 		"  -L, --sample L1,L2,...  client: scale curve levels\n"
@@ -1340,6 +1537,9 @@ int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "qp", no_argument, NULL, 'q' },
+		{ "async", no_argument, NULL, 'A' },
+		{ "ib-port", required_argument, NULL, 'i' },
+		{ "gid-index", required_argument, NULL, 'g' },
 		{ "hold", required_argument, NULL, 'H' },
 		{ "sample", required_argument, NULL, 'L' },
 		{ "probe", required_argument, NULL, 'P' },
@@ -1357,12 +1557,14 @@ int main(int argc, char **argv)
 		.backlog = BENCH_DEFAULT_BACKLOG,
 		.probe = BENCH_DEFAULT_PROBE,
 		.stall_s = BENCH_DEFAULT_STALL_S,
+		.gid_index = -1,
+		.ib_port = 1,
 	};
 	bool count_set = false;
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "ls:S:c:m:n:b:qd:H:L:P:T:p:h",
+	while ((c = getopt_long(argc, argv, "ls:S:c:m:n:b:qAd:i:g:H:L:P:T:p:h",
 				lopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
@@ -1396,8 +1598,21 @@ int main(int argc, char **argv)
 		case 'q':
 			o.qp = true;
 			break;
+		case 'A':
+			o.async = true;
+			break;
 		case 'd':
 			o.dev = optarg;
+			break;
+		case 'i':
+			if (parse_u(optarg, 255, &v) || !v)
+				goto bad;
+			o.ib_port = (uint8_t)v;
+			break;
+		case 'g':
+			if (parse_u(optarg, INT_MAX, &v))
+				goto bad;
+			o.gid_index = (int)v;
 			break;
 		case 'H':
 		case 'T': {
