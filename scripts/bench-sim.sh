@@ -24,6 +24,8 @@
 #   PROBE=200                  probe connections per curve level
 #   RUN_TIMEOUT=600            seconds any one cmbench may take
 #   KEEP=DIR                   copy the logs there
+#   CMBENCH_ARGS=              more cmbench options for server and client,
+#                              e.g. --async (libcmclient's pipelined mode)
 # Everything lives in a temporary directory; every process started here
 # is stopped on exit, whatever the outcome.
 set -u
@@ -37,6 +39,7 @@ PROBE=${PROBE:-200}
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 KEEP=${KEEP:-}
 REPEAT=${REPEAT:-1}
+CMBENCH_ARGS=${CMBENCH_ARGS:-}
 
 if [ ! -x "$build/tools/cmbench" ]; then
 	if [ ! -f "$build/build.ninja" ]; then
@@ -146,21 +149,24 @@ start_daemons
 run() {
 	name=$1 n=$2 m=$3
 	shift 3
+	# shellcheck disable=SC2086 # CMBENCH_ARGS is a list of options
 	timeout "$RUN_TIMEOUT" "$BENCH" -l -n "$n" -s "$dir/cmd2.sock" \
-		-p "$d2" >"$dir/$name.server.log" 2>&1 &
+		-p "$d2" $CMBENCH_ARGS >"$dir/$name.server.log" 2>&1 &
 	server=$!
 	pids="$pids $server"
 	wait_for "the cmbench server" grep -q '^listening' \
 		"$dir/$name.server.log"
+	# shellcheck disable=SC2086
 	timeout "$RUN_TIMEOUT" "$BENCH" -c "$n" -m "$m" -s "$dir/cmd1.sock" \
-		-p "$d1" -p "$d2" "$@" lid:33 >"$dir/$name.client.log" 2>&1
+		-p "$d1" -p "$d2" $CMBENCH_ARGS "$@" lid:33 \
+		>"$dir/$name.client.log" 2>&1
 	crc=$?
 	[ $crc -eq 0 ] || kill "$server" 2>/dev/null
 	wait "$server"
 	src_rc=$?
 	echo
-	echo "=== $name: cmbench -c $n -m $m $* lid:33 (client exit $crc," \
-		"server exit $src_rc)"
+	echo "=== $name: cmbench -c $n -m $m $CMBENCH_ARGS $* lid:33" \
+		"(client exit $crc, server exit $src_rc)"
 	cat "$dir/$name.client.log"
 	echo "--- server"
 	grep -v '^cmbench ' "$dir/$name.server.log"
