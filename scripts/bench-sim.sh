@@ -17,7 +17,7 @@
 #
 # BUILD_DIR (default build-bench/ in the source tree) is set up and
 # compiled if it has no tools/cmbench. Environment:
-#   LEVELS="1 100 1000 10000"  in-flight levels of part 1
+#   LEVELS="1 100 1000 10000"  in-flight levels of part 1 (empty: skip it)
 #   REPEAT=1                   runs per level (the machine is noisy)
 #   BIG=100000                 connections of part 2 (0: skip it)
 #   BIG_INFLIGHT=1000          in flight during part 2
@@ -32,7 +32,7 @@ set -u
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build-bench}
-LEVELS=${LEVELS:-"1 100 1000 10000"}
+LEVELS=${LEVELS-"1 100 1000 10000"}
 BIG=${BIG:-100000}
 BIG_INFLIGHT=${BIG_INFLIGHT:-1000}
 PROBE=${PROBE:-200}
