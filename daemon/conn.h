@@ -69,6 +69,9 @@ struct evq_item {
 	struct eng_event ev;
 };
 
+/* Acked items an engine keeps for reuse (evq.c): about 370 KiB at most. */
+#define EVQ_SPARE_MAX 1024
+
 struct evq {
 	STAILQ_HEAD(, evq_item) items;
 	bool unacked; /* the head has been delivered, not yet acked */
@@ -178,6 +181,10 @@ struct eng {
 	struct conn **heap;
 	size_t heap_n, heap_cap;
 
+	/* Acked event items kept for reuse (evq.c), at most EVQ_SPARE_MAX. */
+	STAILQ_HEAD(, evq_item) evq_spare;
+	unsigned int evq_nspare;
+
 	uint32_t id_next; /* comm ids: a counter ... */
 	uint32_t id_key[4]; /* ... through a keyed permutation */
 
@@ -279,6 +286,8 @@ void evq_push(struct conn *c, enum eng_event_type type, int status,
 	      const struct cm_msg *msg);
 int evq_ack(struct conn *c);
 void evq_clear(struct conn *c);
+/* Frees the spare items; the engine's records are gone already. */
+void evq_fini(struct eng *eng);
 
 /* counters.c */
 void cnt_sent(struct eng *eng, enum cm_msg_type t);

@@ -22,6 +22,7 @@ struct eng *eng_new(const struct eng_ops *ops, void *ctx,
 	eng->ctx = ctx;
 	eng->cfg = *cfg;
 	LIST_INIT(&eng->all);
+	STAILQ_INIT(&eng->evq_spare);
 	if (ctab_init(&eng->by_local) || ctab_init(&eng->by_rid) ||
 	    ctab_init(&eng->by_rqpn) || ltab_init(&eng->listeners)) {
 		ctab_fini(&eng->by_local);
@@ -50,6 +51,7 @@ void eng_free(struct eng *eng)
 	ctab_fini(&eng->by_rid);
 	ctab_fini(&eng->by_rqpn);
 	ltab_fini(&eng->listeners);
+	evq_fini(eng);
 	free(eng->heap);
 	free(eng);
 }

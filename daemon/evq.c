@@ -5,13 +5,56 @@
  * thus seen after the REQ. The context is stamped at delivery, so an event
  * queued before eng_set_context still carries the context the client set
  * while handling the previous one.
+ *
+ * Every event is an item that lives from push to ack, and a busy daemon
+ * pushes several per connection. Acked items go back to a per-engine
+ * spare list instead of to free(), so steady traffic allocates nothing
+ * here. The list is bounded (EVQ_SPARE_MAX, conn.h) so that the memory
+ * of a burst (every id with an event out at once) is returned after it:
+ * items live only while their event is out with a client, so what the
+ * list must absorb is the churn between an ack and the next push, not the
+ * number of events in flight.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conn.h"
 #include "log.h"
+
+static struct evq_item *evq_item_get(struct eng *eng)
+{
+	struct evq_item *it = STAILQ_FIRST(&eng->evq_spare);
+
+	if (!it)
+		return malloc(sizeof(*it));
+	STAILQ_REMOVE_HEAD(&eng->evq_spare, link);
+	eng->evq_nspare--;
+	return it;
+}
+
+static void evq_item_put(struct eng *eng, struct evq_item *it)
+{
+	if (eng->evq_nspare >= EVQ_SPARE_MAX) {
+		free(it);
+		return;
+	}
+	/* Last in, first out: the next push reuses a warm item. */
+	STAILQ_INSERT_HEAD(&eng->evq_spare, it, link);
+	eng->evq_nspare++;
+}
+
+void evq_fini(struct eng *eng)
+{
+	struct evq_item *it;
+
+	while ((it = STAILQ_FIRST(&eng->evq_spare))) {
+		STAILQ_REMOVE_HEAD(&eng->evq_spare, link);
+		free(it);
+	}
+	eng->evq_nspare = 0;
+}
 
 static void evq_deliver_head(struct conn *c)
 {
@@ -37,12 +80,14 @@ void evq_push(struct conn *c, enum eng_event_type type, int status,
 	/* Destroy is final; a held REQ has no client yet. */
 	if (c->destroyed || c->held)
 		return;
-	it = calloc(1, sizeof(*it));
+	it = evq_item_get(c->eng);
 	if (!it) {
 		log_err("conn %08x: no memory for event %s", c->local_id,
 			eng_event_name(type));
 		return;
 	}
+	/* A reused item must not show the last event's fields. */
+	memset(&it->ev, 0, offsetof(struct eng_event, msg));
 	it->ev.type = type;
 	it->ev.id = c->local_id;
 	it->ev.status = status;
@@ -55,6 +100,8 @@ void evq_push(struct conn *c, enum eng_event_type type, int status,
 	if (msg) {
 		it->ev.has_msg = true;
 		it->ev.msg = *msg;
+	} else {
+		memset(&it->ev.msg, 0, sizeof(it->ev.msg));
 	}
 	STAILQ_INSERT_TAIL(&c->evq.items, it, link);
 	if (!c->evq.unacked)
@@ -68,7 +115,7 @@ int evq_ack(struct conn *c)
 	if (!c->evq.unacked || !it)
 		return -EINVAL;
 	STAILQ_REMOVE_HEAD(&c->evq.items, link);
-	free(it);
+	evq_item_put(c->eng, it);
 	c->evq.unacked = false;
 	evq_deliver_head(c);
 	return 0;
@@ -80,7 +127,7 @@ void evq_clear(struct conn *c)
 
 	while ((it = STAILQ_FIRST(&c->evq.items))) {
 		STAILQ_REMOVE_HEAD(&c->evq.items, link);
-		free(it);
+		evq_item_put(c->eng, it);
 	}
 	c->evq.unacked = false;
 }

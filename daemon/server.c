@@ -54,10 +54,23 @@
 #define SRV_OUT_LOW 256
 #define SRV_STALL_SEC 5.0
 
+/*
+ * One datagram waiting to be written. Nearly all are replies and events of
+ * at most SRV_OUT_SMALL bytes (the largest event is under 400), which are
+ * made in that one size and kept for reuse when written: at most
+ * SRV_OUT_SPARE_MAX of them, enough for the queues of a busy iteration,
+ * few enough (about 540 KiB) that a burst's memory goes back afterwards.
+ * The rare longer ones (LIST, PORTS or COUNTERS replies) are malloc'd to
+ * size and freed. So steady traffic allocates nothing per datagram.
+ */
+#define SRV_OUT_SMALL 512
+#define SRV_OUT_SPARE_MAX 1024
+
 struct srv_out {
 	STAILQ_ENTRY(srv_out) link;
 	size_t len;
 	bool event; /* counts against max_queued */
+	bool small; /* SRV_OUT_SMALL bytes of buf, whatever len says */
 	uint8_t buf[];
 };
 STAILQ_HEAD(srv_outq, srv_out);
@@ -102,6 +115,8 @@ struct srv {
 	uint64_t next_serial;
 	LIST_HEAD(, srv_client) clients;
 	struct srv_counters counters;
+	struct srv_outq spare; /* small srv_out nodes to reuse */
+	unsigned int nspare;
 };
 
 pid_t srv_client_pid(const struct srv_client *c)
@@ -139,13 +154,46 @@ const struct srv_counters *srv_counters(const struct srv *srv)
 	return &srv->counters;
 }
 
-static void outq_free(struct srv_outq *q)
+static struct srv_out *out_get(struct srv *srv, size_t len)
+{
+	struct srv_out *o;
+
+	if (len > SRV_OUT_SMALL) {
+		o = malloc(sizeof(*o) + len);
+		if (o)
+			o->small = false;
+		return o;
+	}
+	o = STAILQ_FIRST(&srv->spare);
+	if (o) {
+		STAILQ_REMOVE_HEAD(&srv->spare, link);
+		srv->nspare--;
+		return o;
+	}
+	o = malloc(sizeof(*o) + SRV_OUT_SMALL);
+	if (o)
+		o->small = true;
+	return o;
+}
+
+static void out_put(struct srv *srv, struct srv_out *o)
+{
+	if (!o->small || srv->nspare >= SRV_OUT_SPARE_MAX) {
+		free(o);
+		return;
+	}
+	/* Last in, first out: the next message reuses a warm node. */
+	STAILQ_INSERT_HEAD(&srv->spare, o, link);
+	srv->nspare++;
+}
+
+static void outq_free(struct srv *srv, struct srv_outq *q)
 {
 	struct srv_out *o;
 
 	while ((o = STAILQ_FIRST(q))) {
 		STAILQ_REMOVE_HEAD(q, link);
-		free(o);
+		out_put(srv, o);
 	}
 }
 
@@ -159,8 +207,8 @@ static void client_free(struct srv_client *c)
 	ev_io_stop(srv->loop, &c->io);
 	ev_timer_stop(srv->loop, &c->stall);
 	close(c->fd);
-	outq_free(&c->out);
-	outq_free(&c->deferred);
+	outq_free(srv, &c->out);
+	outq_free(srv, &c->deferred);
 	if (c->dirty)
 		LIST_REMOVE(c, dirty_link);
 	LIST_REMOVE(c, link);
@@ -214,7 +262,7 @@ static int client_flush(struct srv_client *c)
 			STAILQ_REMOVE_HEAD(&c->out, link);
 			c->queued--;
 			c->events_queued -= o->event;
-			free(o);
+			out_put(srv, o);
 		}
 		/* The client reads: a paused one is not stuck. */
 		if (n > 0 && c->paused)
@@ -284,7 +332,7 @@ static int client_queue(struct srv_client *c, struct srv_outq *q,
 		c->doomed = true;
 		return -ENOBUFS;
 	}
-	o = malloc(sizeof(*o) + (size_t)n);
+	o = out_get(srv, (size_t)n);
 	if (!o)
 		return -ENOMEM;
 	o->len = (size_t)n;
@@ -687,6 +735,7 @@ struct srv *srv_new(struct ev_loop *loop, const struct srv_config *cfg,
 	srv->hooks = *hooks;
 	srv->ctx = ctx;
 	LIST_INIT(&srv->clients);
+	STAILQ_INIT(&srv->spare);
 	if (cfg->listen_fd >= 0) {
 		fd = cfg->listen_fd;
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -717,6 +766,14 @@ void srv_free(struct srv *srv)
 		return;
 	while ((c = LIST_FIRST(&srv->clients)))
 		client_free(c);
+	/* Every node is spare now; none is kept past the server. */
+	while (srv->nspare) {
+		struct srv_out *o = STAILQ_FIRST(&srv->spare);
+
+		STAILQ_REMOVE_HEAD(&srv->spare, link);
+		srv->nspare--;
+		free(o);
+	}
 	ev_check_stop(srv->loop, &srv->reap);
 	ev_prepare_stop(srv->loop, &srv->flush);
 	ev_io_stop(srv->loop, &srv->accept_io);
