@@ -609,6 +609,8 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 	const struct srv_counters *s = srv_counters(cmd->srv);
 	const struct capture_stats *cs =
 		cmd->cap ? capture_stats(cmd->cap) : NULL;
+	const struct xport_counters *xc =
+		cmd->xport ? xport_counters(cmd->xport) : NULL;
 	uint64_t by_state[ENG_STATE__COUNT] = { 0 };
 	const struct {
 		const char *name;
@@ -617,6 +619,8 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 		{ "mad_rx", cmd->counters.mad_rx },
 		{ "mad_tx", cmd->counters.mad_tx },
 		{ "mad_tx_errors", cmd->counters.mad_tx_errors },
+		{ "mad_tx_busy", xc ? xc->tx_busy : 0 },
+		{ "mad_tx_busy_failed", xc ? xc->tx_busy_failed : 0 },
 		{ "mad_malformed", cmd->counters.mad_malformed },
 		{ "mad_reserved_set", cmd->counters.mad_reserved_set },
 		{ "port_events", cmd->counters.port_events },

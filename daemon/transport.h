@@ -15,7 +15,10 @@
  * them; the engine retransmits) and are never fatal. The sim backend
  * queues a send (0) and writes it later; it refuses one (-ENOBUFS) only
  * when its bounded queue is full, and counts a queued MAD it could not
- * write (the hub gone) in tx_errors. On RoCE the kernel
+ * write (the hub gone) in tx_errors. The umad backend queues likewise,
+ * but only a send the kernel refused as a duplicate TID and later sends
+ * of that TID (tx_busy; given up after ~1 s: tx_busy_failed and
+ * tx_errors). On RoCE the kernel
  * resolves the destination inside the umad write, so an unreachable GID
  * can hold a send for up to ~1 s before it fails (measured on rxe).
  *
@@ -156,11 +159,13 @@ struct xport_config {
 	unsigned int sim_port_count;
 
 	/*
-	 * sim (required there, unused by umad): the caller's libev loop.
-	 * Sends are queued and written in one sendmmsg per loop iteration,
-	 * from a prepare watcher of the backend's own that runs after every
-	 * other one, so a MAD queued in an iteration leaves before the loop
-	 * sleeps. Close the backend before the loop is destroyed.
+	 * The caller's libev loop. sim (required): sends are queued and
+	 * written in one sendmmsg per loop iteration, from a prepare watcher
+	 * of the backend's own that runs after every other one, so a MAD
+	 * queued in an iteration leaves before the loop sleeps. umad
+	 * (optional): a send the kernel refuses as a duplicate TID is queued
+	 * and retried from a timer (xport_umad.c); with no loop it fails at
+	 * once. Close the backend before the loop is destroyed.
 	 */
 	struct ev_loop *loop;
 };
@@ -216,6 +221,13 @@ struct xport_counters {
 	uint64_t rx_dropped; /* short, bad status, not for a known port */
 	uint64_t tx;
 	uint64_t tx_errors;
+	/*
+	 * umad: sends the kernel refused because a Send with the same TID was
+	 * still waiting for its completion (see xport_umad.c), and of those
+	 * the ones given up after the retries (also counted in tx_errors).
+	 */
+	uint64_t tx_busy;
+	uint64_t tx_busy_failed;
 };
 
 struct xport;

@@ -6,7 +6,9 @@
  * through libibverbs. This is the only file that includes umad.h.
  *
  * The loop sees two fds: an epoll set over every umad fd (MADs) and one
- * over every device's verbs async-event fd (port events).
+ * over every device's verbs async-event fd (port events). A send the
+ * kernel refuses as a duplicate TID waits in a per-port queue for a timer
+ * of the caller's loop (xumad_txq_busy); nothing here ever sleeps.
  */
 #include <dirent.h>
 #include <endian.h>
@@ -20,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ev.h>
 #include <infiniband/umad.h>
 #include <infiniband/verbs.h>
 
@@ -35,6 +38,12 @@
 #define XUMAD_RBUF_MAD 2048
 /* Bound on one ibv_query_gid_table call (rxe has 1024 entries a port). */
 #define XUMAD_MAX_GID_ENTRIES 4096
+/*
+ * MADs a port holds waiting for the kernel (see xumad_txq_busy), at most:
+ * ~1.5 MB, allocated on first need. Beyond the bound a send fails
+ * (-ENOBUFS) and the engine retransmits it later.
+ */
+#define XUMAD_TXQ_MAX 4096
 
 struct xumad_dev {
 	char name[XPORT_DEV_NAME_MAX];
@@ -45,16 +54,40 @@ struct xumad_dev {
 	bool removed;
 };
 
+/*
+ * One MAD waiting for the kernel. 'behind': an earlier one of its TID is
+ * still queued, so it is not tried yet; 'busy': refused, since
+ * 'busy_since', next try at 'due', then after 'step' s.
+ */
+struct xumad_pending {
+	uint32_t tid;
+	bool behind;
+	bool busy;
+	double busy_since, due, step; /* CLOCK_MONOTONIC, s */
+	int next, prev; /* the queue in send order, or the free list */
+};
+
+/* A port's waiting MADs: whole umad buffers (ib_user_mad + the MAD). */
+struct xumad_txq {
+	uint8_t *bufs; /* XUMAD_TXQ_MAX buffers of buf_len bytes */
+	struct xumad_pending *e; /* XUMAD_TXQ_MAX, by buffer */
+	int head, tail, free;
+	unsigned int len;
+	ev_timer retry; /* data: the struct xport_umad */
+};
+
 /* A served port: the umad side of x->ports[i]. */
 struct xumad_port {
 	struct xumad_dev *dev;
 	int fd;
 	int agent;
 	bool in_loop;
+	struct xumad_txq q;
 };
 
 struct xport_umad {
 	struct xport base;
+	struct ev_loop *loop; /* NULL: a refused duplicate fails at once */
 	struct xport_grh_opts grh;
 	unsigned int n_devs;
 	struct xumad_dev devs[XUMAD_MAX_DEVS];
@@ -70,6 +103,275 @@ struct xport_umad {
 static struct xport_umad *to_xumad(struct xport *x)
 {
 	return container_of(x, struct xport_umad, base);
+}
+
+/*
+ * The kernel refuses (EINVAL) a Send whose TID equals that of a Send of
+ * this fd still waiting for its send completion
+ * (drivers/infiniband/core/user_mad.c, is_duplicate()). Every message of a
+ * connection carries its REQ's TID, and the kernel stamps the same top 32
+ * bits on all of this agent's MADs: so with both ends of a connection in
+ * this daemon (one port, loopback), an answer can come before the send
+ * completion of the message it answers (REP, or MRA, after our own REQ;
+ * REP after our MRA; DREP after our DREQ) and be refused. The completion
+ * is the kernel's business and is not reported to us (an unsolicited Send
+ * with no timeout completes silently): the only way to learn of it is to
+ * try again.
+ *
+ * Trying again must not stop the loop: the refused MAD waits in its
+ * port's queue and an ev_timer retries it after XUMAD_BUSY_FIRST_S,
+ * doubling up to XUMAD_BUSY_STEP_MAX_S, until XUMAD_BUSY_MAX_S after its
+ * first refusal; then it is given up (tx_busy_failed, tx_errors) and the
+ * engine's retransmission takes over, as for a lost MAD.
+ *
+ * Order is kept per TID, that is per connection: a send whose TID matches
+ * a waiting MAD's waits behind it (the DREQ behind its connection's RTU);
+ * any other send goes at once. A port-wide FIFO was measured to be far
+ * worse: on rxe under load (1,000 connections at once, MRAs sent, qemu
+ * TCG) the kernel took 4-900 ms to complete a twin, and up to 1,600 MADs
+ * of other connections piled up behind one refused MAD, until the peers'
+ * retransmissions took over. The same measurement is why the deadline is
+ * a second, not the ~25 ms the old inline sleep allowed: most twins took
+ * longer, and a MAD given up costs its connection a CM timeout (~4 s).
+ */
+#define XUMAD_BUSY_FIRST_S 50e-6
+#define XUMAD_BUSY_STEP_MAX_S 20e-3
+#define XUMAD_BUSY_MAX_S 1.0
+#define XUMAD_NONE (-1)
+
+static double xumad_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One write of a whole umad buffer: 0 or -errno. */
+static int xumad_write(int fd, const void *buf, size_t len)
+{
+	ssize_t r;
+
+	do
+		r = write(fd, buf, len);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == len ? 0 : -EIO;
+}
+
+/*
+ * The TID as the kernel compares it: our agent's sends all get the same
+ * top 32 bits, so the low 32 (MAD header bytes 12..15, IBTA 13.4.3) tell.
+ */
+static uint32_t xumad_tid(const uint8_t *mad)
+{
+	return (uint32_t)mad[12] << 24 | (uint32_t)mad[13] << 16 |
+	       (uint32_t)mad[14] << 8 | mad[15];
+}
+
+static uint8_t *xumad_txq_buf(const struct xport_umad *u,
+			      const struct xumad_txq *q, int k)
+{
+	return q->bufs + (size_t)k * u->buf_len;
+}
+
+static bool xumad_txq_has_tid(const struct xumad_txq *q, uint32_t tid)
+{
+	for (int k = q->head; k != XUMAD_NONE; k = q->e[k].next)
+		if (q->e[k].tid == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Append the buffer in u->sbuf to the queue; its entry, or -ENOBUFS when
+ * the queue is full (-ENOMEM when it cannot be allocated).
+ */
+static int xumad_txq_push(struct xport_umad *u, struct xumad_txq *q,
+			  uint32_t tid, bool behind)
+{
+	struct xumad_pending *e;
+	int k;
+
+	if (!q->e) {
+		q->bufs = malloc((size_t)XUMAD_TXQ_MAX * u->buf_len);
+		q->e = calloc(XUMAD_TXQ_MAX, sizeof(*q->e));
+		if (!q->bufs || !q->e) {
+			free(q->bufs);
+			free(q->e);
+			q->bufs = NULL;
+			q->e = NULL;
+			return -ENOMEM;
+		}
+		for (k = 0; k < XUMAD_TXQ_MAX; k++)
+			q->e[k].next =
+				k + 1 < XUMAD_TXQ_MAX ? k + 1 : XUMAD_NONE;
+		q->free = 0;
+		q->head = q->tail = XUMAD_NONE;
+	}
+	if (q->free == XUMAD_NONE)
+		return -ENOBUFS;
+	k = q->free;
+	e = &q->e[k];
+	q->free = e->next;
+	memset(e, 0, sizeof(*e));
+	e->tid = tid;
+	e->behind = behind;
+	e->next = XUMAD_NONE;
+	e->prev = q->tail;
+	if (q->tail != XUMAD_NONE)
+		q->e[q->tail].next = k;
+	else
+		q->head = k;
+	q->tail = k;
+	q->len++;
+	memcpy(xumad_txq_buf(u, q, k), u->sbuf, u->buf_len);
+	return k;
+}
+
+/*
+ * Entry k leaves the queue (sent or given up): the next one of its TID,
+ * if any, may be tried now.
+ */
+static void xumad_txq_release(struct xumad_txq *q, int k, double now)
+{
+	struct xumad_pending *e = &q->e[k];
+
+	for (int n = e->next; n != XUMAD_NONE; n = q->e[n].next)
+		if (q->e[n].tid == e->tid) {
+			q->e[n].behind = false;
+			q->e[n].due = now;
+			break;
+		}
+	if (e->prev != XUMAD_NONE)
+		q->e[e->prev].next = e->next;
+	else
+		q->head = e->next;
+	if (e->next != XUMAD_NONE)
+		q->e[e->next].prev = e->prev;
+	else
+		q->tail = e->prev;
+	e->next = q->free;
+	q->free = k;
+	q->len--;
+}
+
+/*
+ * Entry k was refused (again): schedule its next try, or give it up when
+ * its time is over. True when it waits.
+ */
+static bool xumad_txq_busy(struct xport_umad *u, struct xumad_txq *q, int k,
+			   double now)
+{
+	struct xumad_pending *e = &q->e[k];
+	double left;
+
+	if (!e->busy) {
+		e->busy = true;
+		e->busy_since = now;
+		e->step = XUMAD_BUSY_FIRST_S;
+		u->base.counters.tx_busy++;
+	}
+	left = e->busy_since + XUMAD_BUSY_MAX_S - now;
+	if (left <= 0) {
+		u->base.counters.tx_busy_failed++;
+		u->base.counters.tx_errors++;
+		xumad_txq_release(q, k, now);
+		return false;
+	}
+	/* The last try comes at the deadline, not a doubling after it. */
+	e->due = now + (e->step < left ? e->step : left);
+	e->step = e->step * 2 < XUMAD_BUSY_STEP_MAX_S ? e->step * 2 :
+							XUMAD_BUSY_STEP_MAX_S;
+	return true;
+}
+
+/* Make the port's timer fire by 'due' (CLOCK_MONOTONIC s). */
+static void xumad_txq_arm(struct xport_umad *u, struct xumad_txq *q, double due,
+			  double now)
+{
+	double after = due > now ? due - now : 0;
+
+	if (ev_is_active(&q->retry)) {
+		if (ev_timer_remaining(u->loop, &q->retry) <= after)
+			return;
+		ev_timer_stop(u->loop, &q->retry);
+	}
+	ev_timer_set(&q->retry, after, 0);
+	ev_timer_start(u->loop, &q->retry);
+}
+
+/*
+ * Try every entry of port i that is due, in queue order (so that one
+ * released by an earlier entry of its TID is tried in the same pass), and
+ * re-arm the timer for the earliest one left.
+ */
+static void xumad_txq_run(struct xport_umad *u, unsigned int i)
+{
+	struct xumad_txq *q = &u->up[i].q;
+	double now = xumad_now(), next = 0;
+
+	for (int k = q->head, n; k != XUMAD_NONE; k = n) {
+		struct xumad_pending *e = &q->e[k];
+		int err;
+
+		n = e->next;
+		if (e->behind)
+			continue;
+		if (e->due <= now) {
+			err = xumad_write(u->up[i].fd, xumad_txq_buf(u, q, k),
+					  u->buf_len);
+			if (err == -EINVAL) {
+				if (!xumad_txq_busy(u, q, k, now))
+					continue;
+			} else {
+				if (err)
+					u->base.counters.tx_errors++;
+				else
+					u->base.counters.tx++;
+				xumad_txq_release(q, k, now);
+				continue;
+			}
+		}
+		if (!next || e->due < next)
+			next = e->due;
+	}
+	if (next)
+		xumad_txq_arm(u, q, next, now);
+}
+
+static void xumad_retry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct xport_umad *u = w->data;
+	struct xumad_port *up = container_of(w, struct xumad_port, q.retry);
+
+	xumad_txq_run(u, (unsigned int)(up - u->up));
+}
+
+/*
+ * Port i's queue can never go: count it lost. With 'try_once' (closing:
+ * the daemon's parting DREQs and REJs may be here) each MAD gets one last
+ * write first, without waiting for any.
+ */
+static void xumad_txq_drop_all(struct xport_umad *u, unsigned int i,
+			       bool try_once)
+{
+	struct xumad_txq *q = &u->up[i].q;
+
+	while (q->len) {
+		int k = q->head;
+
+		if (try_once &&
+		    !xumad_write(u->up[i].fd, xumad_txq_buf(u, q, k),
+				 u->buf_len))
+			u->base.counters.tx++;
+		else
+			u->base.counters.tx_errors++;
+		xumad_txq_release(q, k, 0);
+	}
+	if (u->loop)
+		ev_timer_stop(u->loop, &q->retry);
 }
 
 static void xumad_report(struct xport_open_report *report, const char *dev,
@@ -393,10 +695,13 @@ static void xumad_open_one(struct xport_umad *u, struct xumad_dev *d,
 		umad_close_port(fd);
 		return;
 	}
+	memset(up, 0, sizeof(*up));
 	up->dev = d;
 	up->fd = fd;
 	up->agent = agent;
 	up->in_loop = true;
+	ev_timer_init(&up->q.retry, xumad_retry_cb, 0, 0);
+	up->q.retry.data = u;
 	xumad_report(report, d->name, port_num, true, p->index, 0, NULL);
 	x->n_ports++;
 }
@@ -406,6 +711,9 @@ static void xumad_close(struct xport *x)
 	struct xport_umad *u = to_xumad(x);
 
 	for (unsigned int i = 0; i < x->n_ports; i++) {
+		xumad_txq_drop_all(u, i, true);
+		free(u->up[i].q.bufs);
+		free(u->up[i].q.e);
 		umad_unregister(u->up[i].fd, u->up[i].agent);
 		umad_close_port(u->up[i].fd);
 	}
@@ -457,6 +765,7 @@ static void xumad_dev_removed(struct xport_umad *u, struct xumad_dev *d)
 			epoll_ctl(x->fd, EPOLL_CTL_DEL, u->up[i].fd, NULL);
 			u->up[i].in_loop = false;
 		}
+		xumad_txq_drop_all(u, i, false);
 		x->ports[i].up = false;
 		x->ports[i].state = XPORT_PORT_DOWN;
 		xumad_emit(x, i, XPORT_EV_DEVICE_REMOVED);
@@ -547,40 +856,6 @@ static int xumad_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 	return (int)got;
 }
 
-/*
- * write() a MAD to umad. The kernel refuses (EINVAL) a Send whose TID
- * equals that of a Send of this fd still waiting for its send completion
- * (drivers/infiniband/core/user_mad.c, is_duplicate()). Every message of a
- * connection carries its REQ's TID, and the kernel stamps the same top 32
- * bits on all of this agent's MADs: so with both ends of a connection in
- * this daemon (one port, loopback), an answer to our own REP or DREQ can
- * come before that REP's or DREQ's send completion and be refused. The
- * completion is the kernel's business and comes within micro- to
- * milliseconds: retry an EINVAL a few times, for up to ~25 ms, before
- * calling it an error.
- */
-#define XUMAD_DUP_RETRY_NS 100000L
-#define XUMAD_DUP_RETRY_MAX_NS 25000000L
-
-static ssize_t xumad_write(int fd, const void *buf, size_t len)
-{
-	long slept = 0, step = XUMAD_DUP_RETRY_NS;
-	ssize_t r;
-
-	for (;;) {
-		r = write(fd, buf, len);
-		if (r >= 0)
-			return r;
-		if (errno == EINTR)
-			continue;
-		if (errno != EINVAL || slept >= XUMAD_DUP_RETRY_MAX_NS)
-			return r;
-		nanosleep(&(struct timespec){ .tv_nsec = step }, NULL);
-		slept += step;
-		step *= 2;
-	}
-}
-
 static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 		      const struct xport_grh_opts *grh,
 		      const uint8_t mad[CM_MAD_SIZE])
@@ -588,9 +863,10 @@ static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 	struct xport_umad *u = to_xumad(x);
 	struct ib_user_mad *um = (struct ib_user_mad *)u->sbuf;
 	const struct xport_port *p = xport_port(x, port);
+	struct xumad_txq *q;
 	unsigned int i;
-	ssize_t r;
-	int err;
+	uint32_t tid;
+	int err, k;
 
 	if (!p) {
 		err = -EINVAL;
@@ -644,20 +920,42 @@ static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 		um->addr.flow_label = htobe32(grh->flow_label);
 	}
 	memcpy(umad_get_mad(u->sbuf), mad, CM_MAD_SIZE);
+	q = &u->up[i].q;
+	tid = xumad_tid(mad);
+	/* Behind a waiting MAD of its connection (xumad_txq_busy). */
+	if (q->len && xumad_txq_has_tid(q, tid)) {
+		k = xumad_txq_push(u, q, tid, true);
+		if (k < 0) {
+			err = k;
+			goto fail;
+		}
+		return 0;
+	}
 	/*
 	 * Address resolution errors come back here, synchronously (for RoCE
 	 * after up to ~1 s of neighbour resolution); they are the caller's to
 	 * count.
 	 */
-	r = xumad_write(u->up[i].fd, u->sbuf, u->buf_len);
-	if (r < 0) {
-		err = -errno;
-		goto fail;
+	err = xumad_write(u->up[i].fd, u->sbuf, u->buf_len);
+	if (err == -EINVAL && u->loop) {
+		/* Probably a duplicate TID: retried from the loop. */
+		double now = xumad_now();
+
+		k = xumad_txq_push(u, q, tid, false);
+		if (k < 0) {
+			err = k;
+			goto fail;
+		}
+		xumad_txq_busy(u, q, k, now);
+		xumad_txq_arm(u, q, q->e[k].due, now);
+		return 0;
 	}
-	if ((size_t)r != u->buf_len) {
-		err = -EIO;
-		goto fail;
+	if (err == -EINVAL) {
+		x->counters.tx_busy++;
+		x->counters.tx_busy_failed++;
 	}
+	if (err)
+		goto fail;
 	x->counters.tx++;
 	return 0;
 fail:
@@ -822,6 +1120,7 @@ int xport_umad_open(const struct xport_config *cfg, xport_event_fn cb,
 		return -ENOMEM;
 	x = &u->base;
 	x->ops = &xumad_ops;
+	u->loop = cfg->loop;
 	x->first_index = cfg->first_index;
 	x->event_cb = cb;
 	x->event_ctx = ctx;

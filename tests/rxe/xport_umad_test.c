@@ -10,6 +10,11 @@
  *     with the right from-address; the same to ::1 (the source GID follows
  *     the destination's family); a send to the fe80 GID (no route on lo)
  *     must fail synchronously and be counted, and the transport go on.
+ *     Then, reopened with a libev loop: a send refused as a duplicate TID
+ *     (a twin written straight to the umad fd still pending) returns at
+ *     once and goes out later, a later one of its TID behind it, one of
+ *     another TID at once; past ~1 s it is given up and counted, and the
+ *     loop turns meanwhile.
  *   xport_umad_test --kernel-cm [-d DEV]
  *     loads ib_cm (if it is not), then the open must refuse DEV port 1
  *     with exactly the ownership message and fail, serving no port.
@@ -33,8 +38,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ev.h>
+#include <infiniband/umad.h>
+
 #include "cm_mad.h"
 #include "transport.h"
+
+#define container_of(ptr, type, member)                                        \
+	((type *)((char *)(ptr)-offsetof(type, member)))
 
 static int failures;
 
@@ -327,6 +338,291 @@ static int run_loopback(const char *dev, int gid_index)
 	return failures ? 1 : 0;
 }
 
+/*
+ * The kernel refuses a Send whose TID is that of a Send of the same fd
+ * still waiting for its completion (xport_umad.c, xumad_txq_busy). To
+ * hold a TID the test writes a "blocker" straight to the transport's umad
+ * fd: a REQ with a MAD-layer response timeout, which the kernel keeps
+ * pending until that timeout passes (no response comes; then it reports
+ * a failed send, which the transport drops as rx_dropped).
+ *
+ * (Ending the blocker at will with a response, method Send|0x80 with its
+ * stamped TID, was tried: on rxe the MAD layer never matched it, to ::1
+ * or to ::ffff:127.0.0.1.)
+ */
+struct dup_run {
+	struct xport *x;
+	int umad_fd;
+	const struct xport_port *p;
+	const uint8_t *dgid;
+	int gid_index;
+	ev_io io;
+	ev_timer tick;
+	unsigned int ticks;
+	uint32_t seen[16]; /* REQ comm ids in arrival order */
+	unsigned int n_seen;
+};
+
+/* The one /dev/infiniband/umadN this process holds open (the transport's). */
+static int find_umad_fd(void)
+{
+	char path[64], link[128];
+	int found = -1;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (!strncmp(link, "/dev/infiniband/umad", 20))
+			found = fd;
+	}
+	return found;
+}
+
+/* Write the blocker (comm id 'comm_id') with a 'timeout_ms' wait. */
+static int write_blocker(struct dup_run *d, uint32_t comm_id,
+			 unsigned int timeout_ms)
+{
+	size_t len = (size_t)umad_size() + CM_MAD_SIZE;
+	uint8_t *buf = calloc(1, len);
+	struct ib_user_mad *um = (struct ib_user_mad *)buf;
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	/* The transport's agent: the first (0) registered on its fresh fd. */
+	um->agent_id = 0;
+	um->timeout_ms = timeout_ms;
+	um->retries = 0;
+	um->length = CM_MAD_SIZE;
+	um->addr.qpn = htonl(1);
+	um->addr.qkey = htonl(0x80010000u);
+	um->addr.grh_present = 1;
+	memcpy(um->addr.gid, d->dgid, 16);
+	um->addr.gid_index = (uint8_t)d->gid_index;
+	um->addr.hop_limit = 64;
+	make_req(umad_get_mad(buf), comm_id, d->p, d->dgid);
+	r = write(d->umad_fd, buf, len);
+	free(buf);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == len ? 0 : -EIO;
+}
+
+static void dup_io_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct dup_run *d = container_of(w, struct dup_run, io);
+	struct xport_rx rx[8];
+	int n = xport_recv(d->x, rx, 8);
+
+	for (int i = 0; i < n; i++) {
+		struct cm_msg m;
+		struct cm_fault f;
+
+		if (!cm_mad_decode(rx[i].mad, CM_MAD_SIZE, 0, &m, &f) &&
+		    m.type == CM_MSG_REQ && d->n_seen < 16)
+			d->seen[d->n_seen++] = m.req.local_comm_id;
+	}
+}
+
+static void dup_tick_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	container_of(w, struct dup_run, tick)->ticks++;
+}
+
+static int dup_seen_at(const struct dup_run *d, uint32_t comm_id)
+{
+	for (unsigned int i = 0; i < d->n_seen; i++)
+		if (d->seen[i] == comm_id)
+			return (int)i;
+	return -1;
+}
+
+/* Run the loop until 'comm_id' arrived or 5 s passed; its place or -1. */
+static int dup_wait(struct ev_loop *loop, struct dup_run *d, uint32_t comm_id)
+{
+	double t0 = now_s();
+
+	while (dup_seen_at(d, comm_id) < 0 && now_s() - t0 < 5)
+		ev_run(loop, EVRUN_ONCE);
+	return dup_seen_at(d, comm_id);
+}
+
+static void dup_send(struct dup_run *d, uint32_t comm_id, int *r)
+{
+	struct eng_addr to = { .grh = true, .qpn = 1 };
+	uint8_t mad[CM_MAD_SIZE];
+
+	memcpy(to.gid, d->dgid, 16);
+	make_req(mad, comm_id, d->p, d->dgid);
+	*r = xport_send(d->x, d->p->index, &to, mad);
+}
+
+/*
+ * A MAD refused as a duplicate is sent once its twin completes, after the
+ * send call returned (the old transport slept in it until then); a MAD of
+ * the same TID (connection) sent after it stays behind it, one of another
+ * TID goes at once. The blocker holds its TID for 1 ms, i.e. a jiffy or
+ * two, not to the millisecond: an attempt is inconclusive when it was
+ * gone before the send (a stall in a loaded TCG guest); try again with
+ * new TIDs, a few times. One attempt must show the whole story.
+ */
+static void dup_later(struct ev_loop *loop, struct dup_run *d)
+{
+	bool shown = false;
+
+	for (uint32_t k = 1; k <= 5 && !shown; k++) {
+		/* blk, a, c share a TID (make_req: comm id's low 16 bits) */
+		uint32_t blk = 0x22220100 | k, a = 0x33330100 | k;
+		uint32_t c = 0x55550100 | k, b = 0x44440200 | k;
+		struct xport_counters c0 = *xport_counters(d->x);
+		const struct xport_counters *x = xport_counters(d->x);
+		double t0;
+		int ra, rb, rc, r;
+
+		d->n_seen = 0;
+		r = write_blocker(d, blk, 1);
+		CHECK(r == 0, "blocker: %s", strerror(-r));
+		if (r)
+			return;
+		t0 = now_s();
+		dup_send(d, a, &ra);
+		dup_send(d, c, &rc);
+		dup_send(d, b, &rb);
+		CHECK(ra == 0 && rc == 0 && rb == 0, "sends: %d %d %d", ra, rc,
+		      rb);
+		/*
+		 * Only B went: A waits for the blocker, C for A. Else the
+		 * blocker was gone already: A went, and C was refused for A
+		 * or went too (the old transport: all three, after sleeping).
+		 */
+		if (x->tx_busy != c0.tx_busy + 1 || x->tx != c0.tx + 1) {
+			printf("attempt %u: the blocker was gone already (tx "
+			       "+%llu, tx_busy +%llu)\n",
+			       k, (unsigned long long)(x->tx - c0.tx),
+			       (unsigned long long)(x->tx_busy - c0.tx_busy));
+			dup_wait(loop, d, c);
+			dup_wait(loop, d, b);
+			continue;
+		}
+		shown = true;
+		d->ticks = 0;
+		CHECK(dup_wait(loop, d, c) >= 0, "C never arrived");
+		printf("attempt %u: A refused, A and C sent %.1f ms later (%u "
+		       "loop ticks meanwhile)\n",
+		       k, (now_s() - t0) * 1e3, d->ticks);
+		CHECK(dup_wait(loop, d, b) >= 0, "B never arrived");
+		CHECK(dup_seen_at(d, a) >= 0, "A dropped");
+		CHECK(dup_seen_at(d, a) < dup_seen_at(d, c),
+		      "C overtook A (A at %d, C at %d)", dup_seen_at(d, a),
+		      dup_seen_at(d, c));
+		CHECK(x->tx == c0.tx + 3, "tx %llu", (unsigned long long)x->tx);
+		CHECK(x->tx_busy_failed == c0.tx_busy_failed,
+		      "tx_busy_failed moved");
+		CHECK(x->tx_errors == c0.tx_errors, "tx_errors moved");
+	}
+	CHECK(shown, "no attempt showed a refused MAD sent later");
+}
+
+/*
+ * A twin that stays pending (3 s) past the second the transport waits:
+ * the MAD is given up and counted, and meanwhile a MAD of another TID
+ * went at once and the loop kept turning (the tick, every ms).
+ */
+static void dup_given_up(struct ev_loop *loop, struct dup_run *d)
+{
+	uint32_t blk = 0x22220301, a = 0x33330301, b = 0x44440302;
+	struct xport_counters c0 = *xport_counters(d->x);
+	const struct xport_counters *x = xport_counters(d->x);
+	double t0;
+	int ra, rb, r;
+
+	d->n_seen = 0;
+	r = write_blocker(d, blk, 3000);
+	CHECK(r == 0, "blocker: %s", strerror(-r));
+	if (r)
+		return;
+	t0 = now_s();
+	dup_send(d, a, &ra);
+	dup_send(d, b, &rb);
+	CHECK(ra == 0 && rb == 0, "sends: %d %d", ra, rb);
+	CHECK(x->tx_busy == c0.tx_busy + 1, "tx_busy %llu",
+	      (unsigned long long)x->tx_busy);
+	CHECK(x->tx == c0.tx + 1, "tx %llu -> %llu", (unsigned long long)c0.tx,
+	      (unsigned long long)x->tx);
+	CHECK(dup_wait(loop, d, b) >= 0, "B never arrived");
+	d->ticks = 0;
+	while (x->tx_busy_failed == c0.tx_busy_failed && now_s() - t0 < 5)
+		ev_run(loop, EVRUN_ONCE);
+	printf("A given up %.1f ms after the send (%u loop ticks while it "
+	       "waited)\n",
+	       (now_s() - t0) * 1e3, d->ticks);
+	CHECK(x->tx_busy_failed == c0.tx_busy_failed + 1, "tx_busy_failed %llu",
+	      (unsigned long long)x->tx_busy_failed);
+	CHECK(dup_seen_at(d, a) < 0, "A arrived (at %d)", dup_seen_at(d, a));
+	CHECK(d->ticks >= 2, "the loop turned %u times while A waited",
+	      d->ticks);
+	CHECK(x->tx_errors == c0.tx_errors + 1, "tx_errors %llu",
+	      (unsigned long long)x->tx_errors);
+	CHECK(x->tx == c0.tx + 1, "tx %llu", (unsigned long long)x->tx);
+}
+
+static int run_dup(const char *dev)
+{
+	struct xport_port_sel sel = { .port_num = 1 };
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct xport_config cfg = {
+		.kind = XPORT_KIND_UMAD,
+		.sel = &sel,
+		.n_sel = 1,
+		.loop = loop,
+	};
+	/* To ::1 (the blocker needs its source GID index, below). */
+	static const uint8_t v6_lo[16] = { [15] = 1 };
+	static struct xport_open_report rep;
+	const struct xport_gid *sgid;
+	struct dup_run d = { .dgid = v6_lo };
+	int r;
+
+	snprintf(sel.dev, sizeof(sel.dev), "%s", dev);
+	printf("duplicate TIDs: reopening %s with a loop\n", dev);
+	r = xport_open(&cfg, on_event, NULL, &rep, &d.x);
+	CHECK(r == 0, "xport_open: %s", strerror(-r));
+	if (r)
+		return 1;
+	d.p = xport_port(d.x, 0);
+	sgid = xport_pick_sgid(d.p, v6_lo);
+	CHECK(sgid, "no source GID for ::1");
+	d.gid_index = sgid ? sgid->index : 0;
+	d.umad_fd = find_umad_fd();
+	CHECK(d.umad_fd >= 0, "no umad fd in /proc/self/fd");
+	if (d.umad_fd >= 0) {
+		ev_io_init(&d.io, dup_io_cb, xport_fd(d.x), EV_READ);
+		ev_io_start(loop, &d.io);
+		ev_timer_init(&d.tick, dup_tick_cb, 0.001, 0.001);
+		ev_timer_start(loop, &d.tick);
+		dup_later(loop, &d);
+		dup_given_up(loop, &d);
+		ev_io_stop(loop, &d.io);
+		ev_timer_stop(loop, &d.tick);
+	}
+	printf("counters: tx %llu, tx_errors %llu, tx_busy %llu, "
+	       "tx_busy_failed %llu, rx %llu, rx_dropped %llu\n",
+	       (unsigned long long)xport_counters(d.x)->tx,
+	       (unsigned long long)xport_counters(d.x)->tx_errors,
+	       (unsigned long long)xport_counters(d.x)->tx_busy,
+	       (unsigned long long)xport_counters(d.x)->tx_busy_failed,
+	       (unsigned long long)xport_counters(d.x)->rx,
+	       (unsigned long long)xport_counters(d.x)->rx_dropped);
+	xport_close(d.x);
+	ev_loop_destroy(loop);
+	return failures ? 1 : 0;
+}
+
 /* A hang must not cost the VM's whole timeout. */
 static void on_alarm(int sig)
 {
@@ -517,7 +813,7 @@ int main(int argc, char **argv)
 	else if (kernel_cm)
 		rc = run_kernel_cm(dev);
 	else
-		rc = run_loopback(dev, gid_index);
+		rc = run_loopback(dev, gid_index) | run_dup(dev);
 	printf("%s: xport_umad %s\n", rc ? "FAIL" : "PASS",
 	       kernel_cm == 2 ? "partial ownership (rxe0 served, rxe1 ib_cm)" :
 	       kernel_cm      ? "ib_cm ownership conflict" :
