@@ -22,42 +22,26 @@
 
 #include "alloc_count.h"
 #include "cmclient.h"
-#include "fake_daemon.h"
+#include "client_fixture.h"
 
 /* cmclient.c's CMC_SPARE_MAX: the acked items a channel keeps. */
 #define SPARE_MAX 256
 
 #define NIDS 8
 
-struct fx {
-	struct fake *f;
-	struct cmc_channel *ch;
-	struct cmc_id *ids[NIDS];
-};
+/* The ids setup() makes on the fixture's channel (its cmc_close() frees
+ * them). */
+static struct cmc_id *ids[NIDS];
 
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
+	struct fx *x;
 
-	alarm(60);
-	x->f = fake_start();
-	assert_non_null(x->f);
-	assert_int_equal(cmc_open_fd(x->f->client_fd, "alloc", &x->ch), 0);
+	fx_setup(state, "alloc", 60, NULL);
+	x = *state;
 	for (int i = 0; i < NIDS; i++)
-		assert_int_equal(
-			cmc_create_id(x->ch, NULL, CMC_QP_RC, &x->ids[i]), 0);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-
-	cmc_close(x->ch);
-	fake_stop(x->f);
-	free(x);
-	alarm(0);
+		assert_int_equal(cmc_create_id(x->ch, NULL, CMC_QP_RC, &ids[i]),
+				 0);
 	return 0;
 }
 
@@ -71,8 +55,7 @@ static void round_trip(struct fx *x, unsigned int tag)
 	for (int i = 0; i < NIDS; i++) {
 		struct cmp_msg m;
 
-		fake_event(&m, cmc_id_num(x->ids[i]), CMP_EVENT_MRA_RECEIVED,
-			   i);
+		fake_event(&m, cmc_id_num(ids[i]), CMP_EVENT_MRA_RECEIVED, i);
 		m.event.mra_received.msg = CMP_CM_MSG_REQ;
 		m.event.mra_received.service_timeout = (uint8_t)(tag % 32);
 		assert_int_equal(fake_push(x->f, &m), 0);
@@ -132,7 +115,7 @@ static void test_burst_bounded(void **state)
 	enum { BURST = SPARE_MAX + 344, SLICE = 50 };
 	struct fx *x = *state;
 	struct cmc_event **held = calloc(BURST, sizeof(*held));
-	struct cmc_id *id = x->ids[0];
+	struct cmc_id *id = ids[0];
 	struct ac_count n;
 
 	_Static_assert(BURST % SLICE == 0, "whole slices");
@@ -152,7 +135,7 @@ static void test_burst_bounded(void **state)
 				cmc_get_event_id(x->ch, id, &held[j], 5000), 0);
 	}
 	assert_int_equal(cmc_destroy_id(id), 0);
-	x->ids[0] = NULL;
+	ids[0] = NULL;
 	ac_begin();
 	for (int i = 0; i < BURST; i++)
 		assert_int_equal(cmc_ack_event(held[i]), 0);
@@ -223,11 +206,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-			test_sync_events_allocate_nothing, setup, teardown),
+			test_sync_events_allocate_nothing, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_async_events_allocate_nothing, setup, teardown),
+			test_async_events_allocate_nothing, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_burst_bounded, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test(test_close_frees_everything),
 	};
 

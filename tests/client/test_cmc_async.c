@@ -25,34 +25,11 @@
 #include <cmocka.h>
 
 #include "cmclient.h"
-#include "fake_daemon.h"
-
-struct fx {
-	struct fake *f;
-	struct cmc_channel *ch;
-};
+#include "client_fixture.h"
 
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	alarm(30);
-	x->f = fake_start();
-	assert_non_null(x->f);
-	assert_int_equal(cmc_open_fd(x->f->client_fd, "async", &x->ch), 0);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-
-	cmc_close(x->ch);
-	fake_stop(x->f);
-	free(x);
-	alarm(0);
-	return 0;
+	return fx_setup(state, "async", 30, NULL);
 }
 
 static const struct cmc_conn_param conn_param = {
@@ -658,37 +635,39 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_noreply_flag, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_batch_sent_on_flush_in_order, setup, teardown),
+			test_batch_sent_on_flush_in_order, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_blocking_request_flushes_first, setup, teardown),
+			test_blocking_request_flushes_first, setup,
+			fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_failure_becomes_request_error, setup, teardown),
+			test_failure_becomes_request_error, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_failure_of_destroyed_id_dropped, setup, teardown),
+			test_failure_of_destroyed_id_dropped, setup,
+			fx_teardown),
 		cmocka_unit_test_setup_teardown(test_unasked_failure_is_eproto,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_connect_creates_id, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_connect_create_fails,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_unborn_other_request_creates, setup, teardown),
+			test_unborn_other_request_creates, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_request_waits_for_create,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_unborn_is_local,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_while_creating,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_born_async, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_after_destroy_async,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_flush_full_socket_no_deadlock, setup, teardown),
+			test_flush_full_socket_no_deadlock, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_fd_readable_after_flush_read, setup, teardown),
+			test_fd_readable_after_flush_read, setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

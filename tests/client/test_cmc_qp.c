@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "cmclient.h"
-#include "fake_daemon.h"
+#include "client_fixture.h"
 
 static const uint8_t gid_l[16] = { 0xfe, 0x80, [8] = 0x02, [15] = 0x01 };
 static const uint8_t gid_r[16] = { 0xfe, 0x80, [8] = 0x02, [15] = 0x02 };
@@ -304,32 +304,9 @@ static void test_states(void **state)
 
 /* --- Through the library ------------------------------------------- */
 
-struct fx {
-	struct fake *f;
-	struct cmc_channel *ch;
-};
-
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	alarm(20);
-	x->f = fake_start();
-	assert_non_null(x->f);
-	assert_int_equal(cmc_open_fd(x->f->client_fd, "qp", &x->ch), 0);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-
-	cmc_close(x->ch);
-	fake_stop(x->f);
-	free(x);
-	alarm(0);
-	return 0;
+	return fx_setup(state, "qp", 20, NULL);
 }
 
 /* Passive: everything comes from the REQ and ACCEPT, no QUERY_ID. */
@@ -477,9 +454,9 @@ int main(void)
 		cmocka_unit_test(test_alt_path),
 		cmocka_unit_test(test_states),
 		cmocka_unit_test_setup_teardown(test_passive_flow, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_active_flow, setup,
-						teardown),
+						fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,12 +18,7 @@
 #include <cmocka.h>
 
 #include "cmclient.h"
-#include "fake_daemon.h"
-
-struct fx {
-	struct fake *f;
-	struct cmc_channel *ch;
-};
+#include "client_fixture.h"
 
 static const uint8_t gid_ll[16] = { 0xfe, 0x80, [8] = 0x02, [15] = 0x01 };
 static const uint8_t gid_v4[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 1 };
@@ -76,26 +71,7 @@ static bool ports_hook(struct fake *f, const struct cmp_msg *req)
 
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	alarm(20);
-	x->f = fake_start();
-	assert_non_null(x->f);
-	x->f->hook = ports_hook;
-	assert_int_equal(cmc_open_fd(x->f->client_fd, "test", &x->ch), 0);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-
-	cmc_close(x->ch);
-	fake_stop(x->f);
-	free(x);
-	alarm(0);
-	return 0;
+	return fx_setup(state, "test", 20, ports_hook);
 }
 
 static struct cmc_id *mkid(struct fx *x)
@@ -410,19 +386,19 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_service_ids),
 		cmocka_unit_test_setup_teardown(test_connect_ipv4, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_connect_ipv6_src, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_connect_ipv6_pick, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_connect_ip_errors, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_listen_port, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_event_cma, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_event_cma_type, setup,
-						teardown),
+						fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,34 +21,11 @@
 #include <cmocka.h>
 
 #include "cmclient.h"
-#include "fake_daemon.h"
-
-struct fx {
-	struct fake *f;
-	struct cmc_channel *ch;
-};
+#include "client_fixture.h"
 
 static int setup(void **state)
 {
-	struct fx *x = calloc(1, sizeof(*x));
-
-	alarm(20);
-	x->f = fake_start();
-	assert_non_null(x->f);
-	assert_int_equal(cmc_open_fd(x->f->client_fd, "test", &x->ch), 0);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-
-	cmc_close(x->ch);
-	fake_stop(x->f);
-	free(x);
-	alarm(0);
-	return 0;
+	return fx_setup(state, "test", 20, NULL);
 }
 
 static struct cmc_id *mkid(struct fx *x, void *ctx)
@@ -995,7 +972,7 @@ static void test_malformed_replies(void **state)
 		assert_int_equal(cmc_rtu(a, NULL, 0), -EPROTO);
 		assert_int_equal(cmc_get_event(x->ch, &ev, -1), -EPROTO);
 		assert_int_equal(cmc_destroy_id(a), -EPROTO);
-		teardown((void **)&x);
+		fx_teardown((void **)&x);
 	}
 }
 
@@ -1048,52 +1025,55 @@ static void test_strings(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_hello_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_ok, setup,
+						fx_teardown),
 		cmocka_unit_test(test_hello_mismatch),
 		cmocka_unit_test(test_hello_garbage),
 		cmocka_unit_test(test_open_no_daemon),
 		cmocka_unit_test_setup_teardown(test_create_set_context, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_listen, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_connect, setup, teardown),
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_listen, setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_connect, setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_passive_requests, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_lap_apr_sidr, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_ports, setup, teardown),
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ports, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ports_malformed, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_query_list_counters, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_event_interleaved_by_id,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_releases_next, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_drops_events,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_events_during_request,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fd_readable_on_socket,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_req_received_new_id, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(
-			test_listener_destroyed_req_queued, setup, teardown),
+			test_listener_destroyed_req_queued, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_req_received_reused_id,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_id_event_dropped,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_dies_mid_request,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_dies_idle, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_hangs, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test(test_malformed_replies),
 		cmocka_unit_test_setup_teardown(test_reply_out_of_turn, setup,
-						teardown),
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_close_with_held_events,
-						setup, teardown),
+						setup, fx_teardown),
 		cmocka_unit_test(test_strings),
 	};
 

@@ -8,7 +8,7 @@
  * request the daemon refuses comes back as REQUEST_ERROR on its id.
  *
  * The harness (programs from $CMHUB and $CMD, a temporary directory, a
- * short packet life time) is test_sim.c's.
+ * short packet life time) is sim_harness.c, as for test_sim.c.
  *
  * For measurements only: TEST_ASYNC_BLOCKING=1 runs the same loop with
  * the channels left in blocking mode, the baseline to compare the
@@ -34,6 +34,8 @@
 #include <cmocka.h>
 
 #include "cmclient.h"
+#include "sim_client.h"
+#include "sim_harness.h"
 
 #define NODE_B_LID 33 /* node 2, port 1: see daemon/xport_sim.c */
 #define WAIT_MS 10000 /* no progress at all for this long: a hang */
@@ -41,124 +43,15 @@
 #define IN_FLIGHT 200
 
 static bool blocking; /* $TEST_ASYNC_BLOCKING */
-static char dir[64];
-static char hub_sock[96], sock_a[96], sock_b[96];
-static pid_t hub_pid, cmd_a, cmd_b;
-
-static pid_t spawn(char *const argv[])
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Wait until a Unix socket accepts connections. */
-static int wait_socket(const char *path)
-{
-	for (int i = 0; i < 500; i++) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		int ok;
-
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-		ok = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-		close(fd);
-		if (ok)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
-}
-
-static pid_t start_cmd(const char *sock, const char *node)
-{
-	char *argv[] = { getenv("CMD"),
-			 "--sim",
-			 hub_sock,
-			 "--node",
-			 (char *)node,
-			 "--socket",
-			 (char *)sock,
-			 "--packet-life-time",
-			 "8",
-			 "--log-level",
-			 getenv("CMD_LOG_LEVEL") ? getenv("CMD_LOG_LEVEL") :
-						   "warn",
-			 NULL };
-
-	return spawn(argv);
-}
+static const char *sock_a, *sock_b;
 
 static int group_setup(void **state)
 {
-	char *argv[] = { getenv("CMHUB"), "--seed", "12", hub_sock, NULL };
-
-	if (!argv[0] || !getenv("CMD")) {
-		fprintf(stderr, "CMHUB and CMD must name the programs\n");
+	(void)state;
+	if (sim_fabric_start("async", 12, 2, NULL))
 		return -1;
-	}
-	snprintf(dir, sizeof(dir), "/tmp/cmd-async-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(hub_sock, sizeof(hub_sock), "%s/hub", dir);
-	snprintf(sock_a, sizeof(sock_a), "%s/a.sock", dir);
-	snprintf(sock_b, sizeof(sock_b), "%s/b.sock", dir);
-	hub_pid = spawn(argv);
-	if (wait_socket(hub_sock))
-		return -1;
-	cmd_a = start_cmd(sock_a, "1");
-	cmd_b = start_cmd(sock_b, "2");
-	if (wait_socket(sock_a) || wait_socket(sock_b))
-		return -1;
-	return 0;
-}
-
-/* SIGTERM and wait; anything but exit status 0 (a sanitizer report, a
- * crash) fails the group. */
-static int stop(pid_t pid, const char *what)
-{
-	int status = 0, i;
-
-	if (pid <= 0)
-		return 0;
-	kill(pid, SIGTERM);
-	for (i = 0; i < 1000; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-		usleep(10000);
-	}
-	if (i == 1000) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		fprintf(stderr, "%s did not stop on SIGTERM\n", what);
-		return -1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	fprintf(stderr, "%s ended with status %#x after SIGTERM\n", what,
-		status);
-	return -1;
-}
-
-static int group_teardown(void **state)
-{
-	char path[160];
-	int rc = 0;
-
-	rc |= stop(cmd_a, "cmd a");
-	rc |= stop(cmd_b, "cmd b");
-	rc |= stop(hub_pid, "cmhub");
-	snprintf(path, sizeof(path), "%s/hub", dir);
-	unlink(path);
-	unlink(sock_a);
-	unlink(sock_b);
-	rmdir(dir);
-	if (rc)
-		exit(1); /* cmocka would report a failed teardown, exit 0 */
+	sock_a = sim_fab.sock[0];
+	sock_b = sim_fab.sock[1];
 	return 0;
 }
 
@@ -174,15 +67,8 @@ static struct cmc_channel *open_ch(const char *sock)
 static int ids_on(const char *sock)
 {
 	struct cmc_channel *ch = open_ch(sock);
-	struct cmc_list_entry e[CMC_LIST_BATCH_MAX];
-	uint64_t cursor = 0;
-	int n = 0, rc;
+	int n = sim_count_ids(ch, CMC_LIST_ALL);
 
-	do {
-		rc = cmc_list(ch, CMC_LIST_ALL, &cursor, e);
-		assert_true(rc >= 0);
-		n += rc;
-	} while (cursor);
 	cmc_close(ch);
 	return n;
 }
@@ -190,19 +76,9 @@ static int ids_on(const char *sock)
 static uint64_t records_on(const char *sock)
 {
 	struct cmc_channel *ch = open_ch(sock);
-	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
-	uint64_t cursor = 0, value = UINT64_MAX;
-	int n;
+	uint64_t value = sim_counter(ch, "records");
 
-	do {
-		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
-		assert_true(n >= 0);
-		for (int i = 0; i < n; i++)
-			if (!strcmp(c[i].name, "records"))
-				value = c[i].value;
-	} while (cursor);
 	cmc_close(ch);
-	assert_true(value != UINT64_MAX);
 	return value;
 }
 
@@ -430,5 +306,5 @@ int main(void)
 
 	blocking = getenv("TEST_ASYNC_BLOCKING") &&
 		   !strcmp(getenv("TEST_ASYNC_BLOCKING"), "1");
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
 }

@@ -39,6 +39,7 @@
 #include <cmocka.h>
 
 #include "cmp.h"
+#include "sim_harness.h"
 
 #define NODE_B_LID 33 /* node 2, port 1: daemon/xport_sim.c */
 #define NODE_C_MAX_IDS 16
@@ -49,139 +50,25 @@
 #define SID_BURST 0x0000000070697065ull /* "pipe" */
 #define SID_LISTEN 0x0000000070697066ull
 
-static char dir[64];
-static char hub_sock[96], sock_a[96], sock_b[96], sock_c[96];
-static pid_t hub_pid, cmd_a, cmd_b, cmd_c;
+static const char *sock_a, *sock_b, *sock_c;
 
-/* ---- processes (as test_sim.c) ---------------------------------------- */
-
-static pid_t spawn(char *const argv[])
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static int wait_socket(const char *path)
-{
-	for (int i = 0; i < 500; i++) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		int ok;
-
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-		ok = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-		close(fd);
-		if (ok)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
-}
-
-static pid_t start_cmd(const char *sock, const char *node, bool small)
-{
-	char *level =
-		getenv("CMD_LOG_LEVEL") ? getenv("CMD_LOG_LEVEL") : "warn";
-	char q[16], ids[16];
-	char *argv[] = { getenv("CMD"),
-			 "--sim",
-			 hub_sock,
-			 "--node",
-			 (char *)node,
-			 "--socket",
-			 (char *)sock,
-			 "--packet-life-time",
-			 "8",
-			 "--log-level",
-			 level,
-			 small ? "--max-queued" : NULL,
-			 q,
-			 "--max-ids",
-			 ids,
-			 NULL };
-
-	snprintf(q, sizeof(q), "%d", NODE_C_MAX_QUEUED);
-	snprintf(ids, sizeof(ids), "%d", NODE_C_MAX_IDS);
-	return spawn(argv);
-}
+/* ---- processes (sim_harness.c) ---------------------------------------- */
 
 static int group_setup(void **state)
 {
-	char *argv[] = { getenv("CMHUB"), "--seed", "7", hub_sock, NULL };
+	static const char *const small[] = { "--max-queued",
+					     SIM_STR(NODE_C_MAX_QUEUED),
+					     "--max-ids",
+					     SIM_STR(NODE_C_MAX_IDS), NULL };
+	const char *const *const extra[] = { NULL, NULL, small };
 
-	if (!getenv("CMHUB") || !getenv("CMD")) {
-		fprintf(stderr, "CMHUB and CMD must name the programs\n");
-		return -1;
-	}
+	(void)state;
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(dir, sizeof(dir), "/tmp/cmd-pipe-XXXXXX");
-	if (!mkdtemp(dir))
+	if (sim_fabric_start("pipe", 7, 3, extra))
 		return -1;
-	snprintf(hub_sock, sizeof(hub_sock), "%s/hub", dir);
-	snprintf(sock_a, sizeof(sock_a), "%s/a.sock", dir);
-	snprintf(sock_b, sizeof(sock_b), "%s/b.sock", dir);
-	snprintf(sock_c, sizeof(sock_c), "%s/c.sock", dir);
-	hub_pid = spawn(argv);
-	if (wait_socket(hub_sock))
-		return -1;
-	cmd_a = start_cmd(sock_a, "1", false);
-	cmd_b = start_cmd(sock_b, "2", false);
-	cmd_c = start_cmd(sock_c, "3", true);
-	if (wait_socket(sock_a) || wait_socket(sock_b) || wait_socket(sock_c))
-		return -1;
-	return 0;
-}
-
-/* SIGTERM, and the exit status must be 0 (how an ASan report fails). */
-static int stop(pid_t pid, const char *what)
-{
-	int status = 0, i;
-
-	if (pid <= 0)
-		return 0;
-	kill(pid, SIGTERM);
-	for (i = 0; i < 1000; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-		usleep(10000);
-	}
-	if (i == 1000) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		fprintf(stderr, "%s did not stop on SIGTERM\n", what);
-		return -1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	fprintf(stderr, "%s ended with %s %d after SIGTERM\n", what,
-		WIFSIGNALED(status) ? "signal" : "exit status",
-		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	return -1;
-}
-
-static int group_teardown(void **state)
-{
-	int rc = 0;
-
-	rc |= stop(cmd_a, "cmd a");
-	rc |= stop(cmd_b, "cmd b");
-	rc |= stop(cmd_c, "cmd c");
-	rc |= stop(hub_pid, "cmhub");
-	unlink(hub_sock);
-	unlink(sock_a);
-	unlink(sock_b);
-	unlink(sock_c);
-	rmdir(dir);
-	if (rc) {
-		fprintf(stderr, "test_pipeline: a daemon or the hub did not "
-				"exit cleanly: failing\n");
-		exit(1);
-	}
+	sock_a = sim_fab.sock[0];
+	sock_b = sim_fab.sock[1];
+	sock_c = sim_fab.sock[2];
 	return 0;
 }
 
@@ -927,5 +814,5 @@ int main(void)
 		cmocka_unit_test(test_backpressure_slow_reader),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
 }

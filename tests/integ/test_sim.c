@@ -30,6 +30,8 @@
 #include "cm_mad.h"
 #include "cmclient.h"
 #include "cmp.h"
+#include "sim_client.h"
+#include "sim_harness.h"
 
 #define NODE_A_LID 17 /* node 1, port 1: see daemon/xport_sim.c */
 #define NODE_B_LID 33 /* node 2, port 1 */
@@ -38,139 +40,21 @@
 #define MAX_HELD 2
 #define FABRIC_CLEAN "loss=0 dup=0 reorder=0 delay=0-0"
 
-static char dir[64];
-static char hub_sock[96], sock_a[96], sock_b[96];
-static pid_t hub_pid, cmd_a, cmd_b;
+static const char *hub_sock, *sock_a, *sock_b;
 static uint64_t next_sid = 0x1000;
-
-static pid_t spawn(char *const argv[])
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Wait until a Unix socket accepts connections. */
-static int wait_socket(const char *path)
-{
-	for (int i = 0; i < 500; i++) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		int ok;
-
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-		ok = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-		close(fd);
-		if (ok)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
-}
-
-static pid_t start_cmd(const char *sock, const char *node)
-{
-	char *cmd = getenv("CMD");
-	char *argv[] = { cmd,
-			 "--sim",
-			 hub_sock,
-			 "--node",
-			 (char *)node,
-			 "--socket",
-			 (char *)sock,
-			 "--packet-life-time",
-			 "8",
-			 "--max-held",
-			 "2",
-			 "--log-level",
-			 getenv("CMD_LOG_LEVEL") ? getenv("CMD_LOG_LEVEL") :
-						   "warn",
-			 NULL };
-
-	return spawn(argv);
-}
 
 static int group_setup(void **state)
 {
-	char *hub = getenv("CMHUB");
-	char *argv[] = { hub, "--seed", "11", hub_sock, NULL };
+	static const char *const held[] = { "--max-held", SIM_STR(MAX_HELD),
+					    NULL };
+	const char *const *const extra[] = { held, held };
 
-	if (!hub || !getenv("CMD")) {
-		fprintf(stderr, "CMHUB and CMD must name the programs\n");
+	(void)state;
+	if (sim_fabric_start("sim", 11, 2, extra))
 		return -1;
-	}
-	snprintf(dir, sizeof(dir), "/tmp/cmd-sim-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(hub_sock, sizeof(hub_sock), "%s/hub", dir);
-	snprintf(sock_a, sizeof(sock_a), "%s/a.sock", dir);
-	snprintf(sock_b, sizeof(sock_b), "%s/b.sock", dir);
-	hub_pid = spawn(argv);
-	if (wait_socket(hub_sock))
-		return -1;
-	cmd_a = start_cmd(sock_a, "1");
-	cmd_b = start_cmd(sock_b, "2");
-	if (wait_socket(sock_a) || wait_socket(sock_b))
-		return -1;
-	return 0;
-}
-
-/*
- * SIGTERM and wait (10 s, then SIGKILL). Anything but exit status 0 fails
- * the group: a sanitizer report in a daemon (an ASan/UBSan abort, or
- * LeakSanitizer's non-zero exit at the end) reaches the test's stderr but
- * would not change its result by itself. Returns 0 when ok.
- */
-static int stop(pid_t pid, const char *what)
-{
-	int status = 0, i;
-
-	if (pid <= 0)
-		return 0;
-	kill(pid, SIGTERM);
-	for (i = 0; i < 1000; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-		usleep(10000);
-	}
-	if (i == 1000) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		fprintf(stderr, "%s (pid %d) did not stop on SIGTERM\n", what,
-			(int)pid);
-		return -1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	fprintf(stderr, "%s (pid %d) ended with %s %d after SIGTERM\n", what,
-		(int)pid, WIFSIGNALED(status) ? "signal" : "exit status",
-		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	return -1;
-}
-
-static int group_teardown(void **state)
-{
-	char path[160];
-	int rc = 0;
-
-	rc |= stop(cmd_a, "cmd a");
-	rc |= stop(cmd_b, "cmd b");
-	rc |= stop(hub_pid, "cmhub");
-	snprintf(path, sizeof(path), "%s/hub", dir);
-	unlink(path);
-	unlink(sock_a);
-	unlink(sock_b);
-	rmdir(dir);
-	/* cmocka reports a failed group teardown but still exits 0 */
-	if (rc) {
-		fprintf(stderr, "test_sim: a daemon or the hub did not exit "
-				"cleanly (see above): failing\n");
-		exit(1);
-	}
+	hub_sock = sim_fab.hub_sock;
+	sock_a = sim_fab.sock[0];
+	sock_b = sim_fab.sock[1];
 	return 0;
 }
 
@@ -557,18 +441,11 @@ static void test_destroy_final(void **state)
 
 /* Count ids B's daemon still holds for anyone (we run as root in CI, so
  * LIST shows every client's; otherwise only ours, which are none). */
-static int ids_on(const char *sock, int filter)
+static int ids_on(const char *sock, enum cmc_list_filter filter)
 {
 	struct cmc_channel *ch = open_ch(sock);
-	struct cmc_list_entry e[CMC_LIST_BATCH_MAX];
-	uint64_t cursor = 0;
-	int n = 0, rc;
+	int n = sim_count_ids(ch, filter);
 
-	do {
-		rc = cmc_list(ch, filter, &cursor, e);
-		assert_true(rc >= 0);
-		n += rc;
-	} while (cursor);
 	cmc_close(ch);
 	return n;
 }
@@ -669,19 +546,9 @@ static void test_client_killed_req_sent(void **state)
 static uint64_t counter(const char *sock, const char *name)
 {
 	struct cmc_channel *ch = open_ch(sock);
-	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
-	uint64_t cursor = 0, value = UINT64_MAX;
-	int n;
+	uint64_t value = sim_counter(ch, name);
 
-	do {
-		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
-		assert_true(n >= 0);
-		for (int i = 0; i < n; i++)
-			if (!strcmp(c[i].name, name))
-				value = c[i].value;
-	} while (cursor);
 	cmc_close(ch);
-	assert_true(value != UINT64_MAX);
 	return value;
 }
 
@@ -956,5 +823,5 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
 }
