@@ -26,6 +26,8 @@
 #   KEEP=DIR                   copy the logs there
 #   CMBENCH_ARGS=              more cmbench options for server and client,
 #                              e.g. --async (libcmclient's pipelined mode)
+#   PROFILE=strace|perf|callgrind  one more run of 2000 connections, 100 in
+#                              flight, profiled (see below)
 # Everything lives in a temporary directory; every process started here
 # is stopped on exit, whatever the outcome.
 set -u
@@ -81,7 +83,7 @@ cleanup() {
 	wait 2>/dev/null
 	if [ -n "$KEEP" ]; then
 		mkdir -p "$KEEP" && cp "$dir"/*.log "$KEEP"/ 2>/dev/null
-		cp "$dir"/perf-*.data "$KEEP"/ 2>/dev/null
+		cp "$dir"/perf-*.data "$dir"/callgrind.* "$KEEP"/ 2>/dev/null
 	fi
 	rm -rf "$dir"
 }
@@ -119,9 +121,17 @@ wait_for "cmhub" "$CMHUB" --ctl "$dir/hub" stats
 # Room for the 100k run: ids per client, events queued per client, REQs
 # held beyond a listener's backlog. A short packet life time keeps
 # timewait (and the records it holds) short.
+# PROFILE=callgrind runs both daemons under callgrind from the start.
+WRAP=""
+if [ "${PROFILE:-}" = callgrind ]; then
+	command -v callgrind_control >/dev/null || die "no callgrind_control"
+	WRAP="valgrind --tool=callgrind --callgrind-out-file=$dir/callgrind.%p"
+fi
+
 start_daemons() {
 	for n in 1 2; do
-		"$CMD" --sim "$dir/hub" --node $n --socket "$dir/cmd$n.sock" \
+		# shellcheck disable=SC2086 # WRAP is a command prefix
+		$WRAP "$CMD" --sim "$dir/hub" --node $n --socket "$dir/cmd$n.sock" \
 			--packet-life-time 8 --max-ids 262144 \
 			--max-queued 1048576 --max-held 65536 --log-level warn \
 			>>"$dir/cmd$n.log" 2>&1 &
@@ -183,7 +193,25 @@ done
 # PROFILE=strace|perf: one more run (2000 connections, 100 in flight)
 # with strace -c (syscalls per connection) or perf record (hot spots) on
 # the hub and both daemons; the reports go to KEEP (or are printed).
-if [ -n "${PROFILE:-}" ]; then
+# PROFILE=callgrind: the daemons' instructions during that run alone
+# (counters zeroed before it, dumped after), per connection: repeatable
+# whatever else the machine does.
+if [ "${PROFILE:-}" = callgrind ]; then
+	for p in "$d1" "$d2"; do
+		callgrind_control -z "$p" >/dev/null || die "callgrind_control -z"
+	done
+	run "profile-callgrind" 2000 100
+	for p in "$d1" "$d2"; do
+		callgrind_control -d "$p" >/dev/null || die "callgrind_control -d"
+	done
+	sleep 1
+	for p in "$d1" "$d2"; do
+		for f in "$dir/callgrind.$p".*; do :; done # the dump
+		ir=$(sed -n 's/^summary: *//p; s/^totals: *//p' "$f" | head -1)
+		echo "callgrind pid $p: $ir instructions in the profile run," \
+			"$((ir / 2000)) per connection ($f)"
+	done | tee "$dir/profile-callgrind.report.log"
+elif [ -n "${PROFILE:-}" ]; then
 	prof=""
 	for p in "$hub" "$d1" "$d2"; do
 		case $PROFILE in
