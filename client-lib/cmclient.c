@@ -412,6 +412,23 @@ static void cmc_unborn_del(struct cmc_channel *ch, struct cmc_id *id)
 	id->uprev = id->unext = NULL;
 }
 
+/*
+ * An unborn id got its daemon number (a CREATE_ID or CONNECT reply): put
+ * it in the lookup table. -ENOMEM leaves it unborn.
+ */
+static int cmc_id_set_num(struct cmc_channel *ch, struct cmc_id *id,
+			  uint32_t num)
+{
+	id->num = num;
+	id->info.id = num;
+	if (cmc_id_link(ch, id)) {
+		id->num = id->info.id = CMP_ID_NONE;
+		return -ENOMEM;
+	}
+	cmc_unborn_del(ch, id);
+	return 0;
+}
+
 static void cmc_id_put(struct cmc_id *id)
 {
 	if (id && --id->refs == 0)
@@ -798,6 +815,22 @@ static int cmc_out_add(struct cmc_channel *ch, const struct cmp_msg *m)
 	return 0;
 }
 
+/*
+ * Queue m (header version set) as a NOREPLY request: the daemon answers
+ * only its failure (cmc_on_reply()).
+ */
+static int cmc_out_noreply(struct cmc_channel *ch, struct cmp_msg *m)
+{
+	int ret;
+
+	m->hdr.seq = cmc_next_seq(ch);
+	m->hdr.flags = CMP_HDR_NOREPLY;
+	ret = cmc_out_add(ch, m);
+	if (!ret)
+		ch->last_noreply = m->hdr.seq;
+	return ret;
+}
+
 static int cmc_rx(struct cmc_channel *ch);
 
 /*
@@ -935,23 +968,16 @@ static int cmc_on_created(struct cmc_channel *ch, struct cmc_id *id)
 	} else if (id->dead) {
 		struct cmp_msg m;
 
-		cmp_msg_init(&m, CMP_TYPE_DESTROY_ID, cmc_next_seq(ch));
+		cmp_msg_init(&m, CMP_TYPE_DESTROY_ID, 0);
 		m.hdr.version = ch->version;
-		m.hdr.flags = CMP_HDR_NOREPLY;
 		m.destroy_id.id = r->id;
-		ret = cmc_out_add(ch, &m);
+		ret = cmc_out_noreply(ch, &m);
 		if (ret)
 			ret = cmc_fail(ch, ret);
-		else
-			ch->last_noreply = m.hdr.seq;
 	} else {
-		id->num = r->id;
-		id->info.id = r->id;
-		ret = cmc_id_link(ch, id);
+		ret = cmc_id_set_num(ch, id, r->id);
 		if (ret)
 			ret = cmc_fail(ch, ret);
-		else
-			cmc_unborn_del(ch, id);
 	}
 	cmc_id_put(id);
 	return ret;
@@ -1146,12 +1172,9 @@ static int cmc_call(struct cmc_channel *ch)
 		return cmc_request(ch);
 	if (ch->err)
 		return ch->err;
-	ch->tx.hdr.seq = cmc_next_seq(ch);
-	ch->tx.hdr.flags = CMP_HDR_NOREPLY;
-	ret = cmc_out_add(ch, &ch->tx);
+	ret = cmc_out_noreply(ch, &ch->tx);
 	if (ret)
 		return ret;
-	ch->last_noreply = ch->tx.hdr.seq;
 	if (ch->nout - ch->osent >= CMC_TX_BATCH)
 		return cmc_out_flush(ch);
 	return 0;
@@ -1193,14 +1216,8 @@ static int cmc_id_birth(struct cmc_id *id)
 	num = ch->reply.create_id_reply.id;
 	if (num == CMP_ID_NONE || cmc_id_lookup(ch, num))
 		return cmc_fail(ch, -EPROTO);
-	id->num = num;
-	id->info.id = num;
-	if (cmc_id_link(ch, id)) {
-		id->num = id->info.id = CMP_ID_NONE;
-		return -ENOMEM; /* the daemon frees it when we close */
-	}
-	cmc_unborn_del(ch, id);
-	return 0;
+	/* On -ENOMEM the daemon frees its id when we close. */
+	return cmc_id_set_num(ch, id, num);
 }
 
 /*
