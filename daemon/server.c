@@ -197,6 +197,16 @@ static void outq_free(struct srv *srv, struct srv_outq *q)
 	}
 }
 
+/* A client that does not read is being dropped: count and say so. */
+static void client_dropped(struct srv_client *c, const char *why)
+{
+	c->srv->counters.clients_dropped++;
+	log_warn("client %llu (%s, pid %d): %u messages queued and not read; "
+		 "disconnecting it%s",
+		 (unsigned long long)c->serial, c->name, (int)c->cred.pid,
+		 c->queued, why);
+}
+
 static void client_free(struct srv_client *c)
 {
 	struct srv *srv = c->srv;
@@ -322,13 +332,8 @@ static int client_queue(struct srv_client *c, struct srv_outq *q,
 		 * client that stopped reading: drop it, which destroys its
 		 * ids and tells their peers.
 		 */
-		if (!c->doomed) {
-			srv->counters.clients_dropped++;
-			log_warn("client %llu (%s, pid %d): %u messages "
-				 "queued and not read; disconnecting it",
-				 (unsigned long long)c->serial, c->name,
-				 (int)c->cred.pid, c->queued);
-		}
+		if (!c->doomed)
+			client_dropped(c, "");
 		c->doomed = true;
 		return -ENOBUFS;
 	}
@@ -594,6 +599,7 @@ static void stall_cb(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct srv_client *c = container_of(w, struct srv_client, stall);
 	int pending = 0;
+	char why[64];
 
 	if (!c->paused || c->doomed) {
 		ev_timer_stop(loop, w);
@@ -601,12 +607,9 @@ static void stall_cb(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	if (ioctl(c->fd, FIONREAD, &pending) == 0 && pending == 0)
 		return; /* the timer repeats */
-	c->srv->counters.clients_dropped++;
-	log_warn("client %llu (%s, pid %d): %u messages queued and not read; "
-		 "disconnecting it (nothing read for %.0f s, requests "
-		 "waiting)",
-		 (unsigned long long)c->serial, c->name, (int)c->cred.pid,
-		 c->queued, SRV_STALL_SEC);
+	snprintf(why, sizeof(why),
+		 " (nothing read for %.0f s, requests waiting)", SRV_STALL_SEC);
+	client_dropped(c, why);
 	/* Freed here, not by reap_cb: libev runs check watchers before the
 	 * timers of the same iteration, and a paused client that reads
 	 * nothing may not wake the loop again. Nothing holds c here. */
