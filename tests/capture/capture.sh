@@ -16,6 +16,8 @@
 # Exit 77 (meson: skipped) only when tshark is missing and cannot be
 # installed (as tests/unit/pcap_tshark.sh).
 set -u
+# shellcheck source=tests/lib/procs.sh
+. "$(dirname "$0")/../lib/procs.sh"
 
 PING=${1:?usage: capture.sh CMC_PING [ib|roce]}
 MODE=${2:-ib}
@@ -66,22 +68,8 @@ daemons=""
 
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
-	for p in $pids; do
-		kill "$p" 2>/dev/null
-	done
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		alive=""
-		for p in $pids; do
-			kill -0 "$p" 2>/dev/null && alive="$alive $p"
-		done
-		[ -z "$alive" ] && break
-		sleep 0.2
-	done
-	for p in $alive; do
-		echo "capture.sh: killing straggler $p" >&2
-		kill -9 "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
+	# shellcheck disable=SC2086 # a list of pids
+	stop_procs capture.sh $pids
 	rm -rf "$dir"
 }
 trap cleanup EXIT

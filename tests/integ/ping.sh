@@ -11,6 +11,8 @@
 # Everything lives in a temporary directory; every process started here
 # is stopped on exit, whatever the outcome.
 set -u
+# shellcheck source=tests/lib/procs.sh
+. "$(dirname "$0")/../lib/procs.sh"
 
 PING=${1:?usage: ping.sh CMC_PING CMCTL}
 CMCTL=${2:?usage: ping.sh CMC_PING CMCTL}
@@ -22,23 +24,8 @@ dir=$(mktemp -d /tmp/cmd-ping-XXXXXX) || exit 1
 pids=""
 
 cleanup() {
-	# Ask politely, then insist on whatever is left.
-	for p in $pids; do
-		kill "$p" 2>/dev/null
-	done
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		alive=""
-		for p in $pids; do
-			kill -0 "$p" 2>/dev/null && alive="$alive $p"
-		done
-		[ -z "$alive" ] && break
-		sleep 0.2
-	done
-	for p in $alive; do
-		echo "ping.sh: killing straggler $p" >&2
-		kill -9 "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
+	# shellcheck disable=SC2086 # a list of pids
+	stop_procs ping.sh $pids
 	rm -rf "$dir"
 }
 trap cleanup EXIT
