@@ -614,8 +614,7 @@ int main(void)
 	      info.credits_in_use, BACKLOG, info.held_reqs, max_held);
 	CHECK(shed_paused == plan.pause - BACKLOG - max_held,
 	      "shed %llu of %llu while paused, expected %llu",
-	      (unsigned long long)shed_paused,
-	      (unsigned long long)plan.pause,
+	      (unsigned long long)shed_paused, (unsigned long long)plan.pause,
 	      (unsigned long long)(plan.pause - BACKLOG - max_held));
 	/* B is full: the legit client is shed like any other. */
 	legit_connect(a);
