@@ -292,11 +292,17 @@ static void eng_deliver_cb(void *ctx, const struct eng_event *ev)
 	case ENG_EV_LAP_ERROR:
 	case ENG_EV_SIDR_REQ_ERROR:
 	case ENG_EV_PORT_ERROR:
-		log_notice("id %u: %s: %s%s", ev->id, eng_event_name(ev->type),
-			   strerror(-ev->status),
-			   ev->status == -ETIMEDOUT ? " (retries exhausted)" :
-			   ev->status == -ESTALE    ? " (stale connection)" :
-						      "");
+		/*
+		 * An unreachable destination already had its one notice line
+		 * (neigh.c, per destination, however many ids it failed).
+		 */
+		log_msg(ev->status == -EHOSTUNREACH ? LOG_LVL_INFO :
+						      LOG_LVL_NOTICE,
+			"id %u: %s: %s%s", ev->id, eng_event_name(ev->type),
+			strerror(-ev->status),
+			ev->status == -ETIMEDOUT ? " (retries exhausted)" :
+			ev->status == -ESTALE	 ? " (stale connection)" :
+						   "");
 		break;
 	case ENG_EV_REQ_RECEIVED:
 	case ENG_EV_REP_RECEIVED:
