@@ -577,7 +577,9 @@ enum cmc_event_type {
 	/* Passive side: the RTU came (or cmc_notify_established()). */
 	CMC_EVENT_ESTABLISHED = 3,
 	CMC_EVENT_REJ_RECEIVED = 4,
-	/* No answer or no route; status says why (-ETIMEDOUT, ...). */
+	/* No answer or no route; status says why (-ETIMEDOUT, -ENETDOWN:
+	 * our port went down, -EHOSTUNREACH: the RoCE peer's neighbour
+	 * could not be resolved, ...). */
 	CMC_EVENT_CONNECT_ERROR = 5,
 	/* The peer needs more time; informational. */
 	CMC_EVENT_MRA_RECEIVED = 6,

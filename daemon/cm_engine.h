@@ -107,14 +107,24 @@ struct eng_event {
 	uint64_t context; /* as set by eng_set_context */
 	uint32_t listen_id; /* REQ/SIDR_REQ_RECEIVED: the listener */
 	uint64_t listen_context;
-	int status; /* 0, or -ETIMEDOUT / -ESTALE / -ENETDOWN for errors */
+	int status; /* 0, or -ETIMEDOUT / -ESTALE / -ENETDOWN /
+		       -EHOSTUNREACH (eng_send_done) for errors */
 	struct eng_addr addr; /* the peer */
 	bool has_msg;
 	struct cm_msg msg; /* the message behind the event, if any */
 };
 
+/*
+ * ops->send: the transport holds the MAD (its destination is being
+ * resolved); its outcome comes later through eng_send_done().
+ */
+#define ENG_SEND_DEFERRED 1
+
 struct eng_ops {
-	/* Send one MAD; errors are counted, the protocol retries as usual. */
+	/*
+	 * Send one MAD: 0, ENG_SEND_DEFERRED, or -errno. Errors are counted
+	 * and the protocol retries as usual.
+	 */
 	int (*send)(void *ctx, const struct eng_addr *to,
 		    const struct cm_msg *msg);
 	/*
@@ -157,6 +167,9 @@ struct eng_counters {
 	uint64_t established_early; /* eng_establish before the RTU */
 	uint64_t port_down; /* eng_port_down calls */
 	uint64_t port_down_ids; /* ids told by them */
+	uint64_t send_deferred; /* ops->send said ENG_SEND_DEFERRED */
+	uint64_t unreachable; /* ids failed by eng_send_done errors */
+	uint64_t send_done_stale; /* outcomes for no record waiting on it */
 };
 
 struct eng;
@@ -184,6 +197,23 @@ int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce);
  * -EINVAL (port out of range) / -EBUSY.
  */
 int eng_port_down(struct eng *eng, uint16_t port, uint64_t now);
+
+/*
+ * A send that ops->send deferred has left (err 0) or failed (-errno, such
+ * as -EHOSTUNREACH: its destination could not be resolved); msg is the MAD
+ * as the engine sent it, decoded. Only a record still waiting on that
+ * message is touched:
+ *   left: its retransmission timer restarts from now (the wait the
+ *   message announced counts from when it really left);
+ *   failed: the exchange fails now, with err as the status and nothing
+ *   sent: REQ_SENT, MRA_REQ_RCVD: REQ_ERROR, IDLE; REP_SENT,
+ *   MRA_REP_RCVD: REP_ERROR, TIMEWAIT; DREQ_SENT: DREQ_ERROR, TIMEWAIT;
+ *   SIDR_REQ_SENT: SIDR_REQ_ERROR, IDLE. Other states go to the
+ *   unexpected handler (counted).
+ * Must not be called from inside an ops callback (ignored, logged).
+ */
+void eng_send_done(struct eng *eng, uint16_t port, const struct cm_msg *msg,
+		   int err, uint64_t now);
 
 /* Decoded MADs. */
 void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,

@@ -75,31 +75,46 @@ static bool cm_type_ok(enum cm_msg_type t)
 /*
  * ops: the engine counts a retransmission just before it hands the MAD
  * to us, so a count above what was already charged to a port makes this
- * send a retransmission, on this port.
+ * send a retransmission, on this port. Charged when handed over, even if
+ * the transport then holds it (deferred): the retransmission happened.
  */
-static void count_tx(struct cmd *cmd, uint16_t port, enum cm_msg_type t,
-		     bool ok)
+static void count_retx(struct cmd *cmd, uint16_t port, enum cm_msg_type t)
 {
 	struct cmd_port_counters *pc = cmd_port_counters(cmd, port);
 	const struct eng_counters *e = eng_counters(cmd->eng);
-	bool retx = false;
 
-	if (cm_type_ok(t) && e->retransmitted[t] != cmd->retx_seen[t]) {
-		cmd->retx_seen[t] = e->retransmitted[t];
-		retx = true;
-	}
-	if (!pc)
+	if (!cm_type_ok(t) || e->retransmitted[t] == cmd->retx_seen[t])
 		return;
-	if (!ok) {
-		pc->mad_tx_errors++;
+	cmd->retx_seen[t] = e->retransmitted[t];
+	if (pc)
+		pc->msg[CMD_PC_RETRANSMITTED][t]++;
+}
+
+/* A MAD left (rc 0) or could not: counted, captured and logged. */
+static void count_tx(struct cmd *cmd, uint16_t port, const struct eng_addr *to,
+		     const struct cm_msg *msg, const uint8_t *mad, int rc)
+{
+	struct cmd_port_counters *pc = cmd_port_counters(cmd, port);
+
+	if (rc) {
+		cmd->counters.mad_tx_errors++;
+		if (pc)
+			pc->mad_tx_errors++;
+		log_debug("send %s on port %u: %s", cm_msg_type_name(msg->type),
+			  port, strerror(-rc));
 		return;
 	}
-	pc->mad_tx++;
-	if (cm_type_ok(t)) {
-		pc->msg[CMD_PC_SENT][t]++;
-		if (retx)
-			pc->msg[CMD_PC_RETRANSMITTED][t]++;
+	cmd->counters.mad_tx++;
+	if (pc) {
+		pc->mad_tx++;
+		if (cm_type_ok(msg->type))
+			pc->msg[CMD_PC_SENT][msg->type]++;
 	}
+	/* ops: capture and log what went out (see capture.h) */
+	capture_mad(cmd->cap, CAPTURE_TX, xport_port(cmd->xport, port), to, mad,
+		    CM_MAD_SIZE);
+	if (msg->type == CM_MSG_REJ)
+		cmd_log_rej("sent to", port, to, msg);
 }
 
 static int eng_send_cb(void *ctx, const struct eng_addr *to,
@@ -111,20 +126,37 @@ static int eng_send_cb(void *ctx, const struct eng_addr *to,
 
 	if (!rc)
 		rc = xport_send(cmd->xport, to->port, to, mad);
-	count_tx(cmd, to->port, msg->type, !rc);
-	if (rc) {
-		cmd->counters.mad_tx_errors++;
-		log_debug("send %s on port %u: %s", cm_msg_type_name(msg->type),
-			  to->port, strerror(-rc));
-		return rc;
+	count_retx(cmd, to->port, msg->type);
+	if (rc == XPORT_SEND_DEFERRED) {
+		/* Counted, captured and logged when it leaves (sent_cb). */
+		cmd->counters.mad_tx_deferred++;
+		return ENG_SEND_DEFERRED;
 	}
-	cmd->counters.mad_tx++;
-	/* ops: capture and log what went out (see capture.h) */
-	capture_mad(cmd->cap, CAPTURE_TX, xport_port(cmd->xport, to->port), to,
-		    mad, CM_MAD_SIZE);
-	if (msg->type == CM_MSG_REJ)
-		cmd_log_rej("sent to", to->port, to, msg);
-	return 0;
+	count_tx(cmd, to->port, to, msg, mad, rc);
+	return rc;
+}
+
+/*
+ * A deferred MAD left or failed (transport.h, xport_sent_fn): count it,
+ * and tell the engine, which restarts the record's retransmission from now
+ * or fails the record (eng_send_done). proto/ reads the MAD back.
+ */
+static void xport_sent_cb(void *ctx, uint16_t port, const struct eng_addr *to,
+			  const uint8_t mad[CM_MAD_SIZE], int err)
+{
+	struct cmd *cmd = ctx;
+	struct cm_msg msg;
+	struct cm_fault f;
+
+	if (cm_mad_decode(mad, CM_MAD_SIZE, 0, &msg, &f)) {
+		/* We encoded it: cannot happen; counted as a failed send. */
+		cmd->counters.mad_tx_errors++;
+		return;
+	}
+	if (err == -EHOSTUNREACH)
+		cmd->counters.mad_tx_unreachable++;
+	count_tx(cmd, port, to, &msg, mad, err);
+	eng_send_done(cmd->eng, port, &msg, err, cmd_now());
 }
 
 /*
@@ -260,11 +292,17 @@ static void eng_deliver_cb(void *ctx, const struct eng_event *ev)
 	case ENG_EV_LAP_ERROR:
 	case ENG_EV_SIDR_REQ_ERROR:
 	case ENG_EV_PORT_ERROR:
-		log_notice("id %u: %s: %s%s", ev->id, eng_event_name(ev->type),
-			   strerror(-ev->status),
-			   ev->status == -ETIMEDOUT ? " (retries exhausted)" :
-			   ev->status == -ESTALE    ? " (stale connection)" :
-						      "");
+		/*
+		 * An unreachable destination already had its one notice line
+		 * (neigh.c, per destination, however many ids it failed).
+		 */
+		log_msg(ev->status == -EHOSTUNREACH ? LOG_LVL_INFO :
+						      LOG_LVL_NOTICE,
+			"id %u: %s: %s%s", ev->id, eng_event_name(ev->type),
+			strerror(-ev->status),
+			ev->status == -ETIMEDOUT ? " (retries exhausted)" :
+			ev->status == -ESTALE	 ? " (stale connection)" :
+						   "");
 		break;
 	case ENG_EV_REQ_RECEIVED:
 	case ENG_EV_REP_RECEIVED:
@@ -352,6 +390,7 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	rc = xport_open(&xcfg, port_event_cb, cmd, report, &cmd->xport);
 	if (rc)
 		goto fail;
+	xport_set_sent_cb(cmd->xport, xport_sent_cb, cmd);
 	for (unsigned int i = 0; i < xport_port_count(cmd->xport); i++) {
 		const struct xport_port *p = xport_port(
 			cmd->xport, (uint16_t)(cmd->xport->first_index + i));

@@ -107,6 +107,8 @@ struct cmd_counters {
 	uint64_t mad_reserved_set; /* accepted, reserved bits not zero */
 	uint64_t mad_tx;
 	uint64_t mad_tx_errors;
+	uint64_t mad_tx_deferred; /* held by the transport (neighbour) */
+	uint64_t mad_tx_unreachable; /* of those, failed -EHOSTUNREACH */
 	uint64_t port_events;
 	uint64_t setup_us[CMD_SETUP_BUCKETS];
 	uint64_t setup_count;

@@ -628,6 +628,16 @@ static int conn_act_resend(struct conn *c, struct conn_ctx *x)
 {
 	if (c->state == ENG_STATE_ESTABLISHED && !conn_lap_waits(c))
 		return 0;
+	/*
+	 * The message has not left yet (the transport resolves its
+	 * destination): a copy would only queue behind it, and the peer
+	 * cannot have lost what it never got. Wait again, retry kept; the
+	 * transport's verdict (eng_send_done) restarts or ends the wait.
+	 */
+	if (c->last_deferred) {
+		conn_arm_rtx(c, x);
+		return 0;
+	}
 	c->retries_left--;
 	conn_resend_last(c);
 	conn_arm_rtx(c, x);
@@ -921,6 +931,44 @@ static int conn_act_port_down_est(struct conn *c, struct conn_ctx *x)
 	return 0;
 }
 
+/*
+ * eng_send_done() with an error: the message this record waits on never
+ * left (its destination's neighbour could not be resolved: -EHOSTUNREACH).
+ * Retrying cannot help before the destination answers ARP/ND, so fail the
+ * exchange now with that status, as a dead port fails every record on it
+ * (conn_act_port_down_*), and send nothing: nothing reaches that peer.
+ * The kernel's rdma_cm reports the same case as RDMA_CM_EVENT_UNREACHABLE.
+ */
+static int conn_act_unreachable_req(struct conn *c, struct conn_ctx *x)
+{
+	c->eng->cnt.unreachable++;
+	evq_push(c, ENG_EV_REQ_ERROR, x->err, NULL);
+	return 0;
+}
+
+static int conn_act_unreachable_rep(struct conn *c, struct conn_ctx *x)
+{
+	/* Timewait with a REJ kept, not sent: see port_down_rep_sent. */
+	c->eng->cnt.unreachable++;
+	conn_build_rej(c, &c->last, CM_REJ_TIMEOUT, conn_rej_ref(c->state));
+	evq_push(c, ENG_EV_REP_ERROR, x->err, NULL);
+	return 0;
+}
+
+static int conn_act_unreachable_dreq(struct conn *c, struct conn_ctx *x)
+{
+	c->eng->cnt.unreachable++;
+	evq_push(c, ENG_EV_DREQ_ERROR, x->err, NULL);
+	return 0;
+}
+
+static int conn_act_unreachable_sidr(struct conn *c, struct conn_ctx *x)
+{
+	c->eng->cnt.unreachable++;
+	evq_push(c, ENG_EV_SIDR_REQ_ERROR, x->err, NULL);
+	return 0;
+}
+
 static int conn_act_sidr_req(struct conn *c, struct conn_ctx *x)
 {
 	struct eng *eng = c->eng;
@@ -1087,6 +1135,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, req_timeout),
 		E(PORT_DOWN) = GO(IDLE, port_down_req),
+		E(UNREACHABLE) = GO(IDLE, unreachable_req),
 		E(API_DESTROY) = GO(IDLE, destroy_req_sent),
 	},
 	S(MRA_REQ_RCVD) = {
@@ -1098,6 +1147,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, req_timeout),
 		E(PORT_DOWN) = GO(IDLE, port_down_req),
+		E(UNREACHABLE) = GO(IDLE, unreachable_req),
 		E(API_DESTROY) = GO(IDLE, destroy_req_sent),
 	},
 	S(REQ_RCVD) = {
@@ -1135,6 +1185,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, rep_timeout),
 		E(API_ESTABLISH) = GO(ESTABLISHED, establish),
 		E(PORT_DOWN) = GO(TIMEWAIT, port_down_rep_sent),
+		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_rep),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_rej),
 	},
 	S(MRA_REP_RCVD) = {
@@ -1149,6 +1200,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, rep_timeout),
 		E(API_ESTABLISH) = GO(ESTABLISHED, establish),
 		E(PORT_DOWN) = GO(TIMEWAIT, port_down_rep_sent),
+		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_rep),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_rej),
 	},
 	S(REP_RCVD) = {
@@ -1207,6 +1259,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, dreq_timeout),
 		E(PORT_DOWN) = GO(TIMEWAIT, port_down_dreq),
+		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_dreq),
 		E(API_DESTROY) = STAY(destroy),
 	},
 	S(DREQ_RCVD) = {
@@ -1237,6 +1290,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, sidr_timeout),
 		E(PORT_DOWN) = GO(IDLE, port_down_sidr),
+		E(UNREACHABLE) = GO(IDLE, unreachable_sidr),
 		E(API_DESTROY) = GO(IDLE, destroy),
 	},
 	S(SIDR_REQ_RCVD) = {

@@ -52,6 +52,8 @@ enum conn_event {
 	CONN_EV_MRA_DUE,
 	CONN_EV_TIMEWAIT_DONE,
 	CONN_EV_PORT_DOWN, /* our port went down (eng_port_down) */
+	CONN_EV_UNREACHABLE, /* the message we wait on never left
+				(eng_send_done with an error) */
 	CONN_EV__COUNT,
 };
 
@@ -125,6 +127,12 @@ struct conn {
 	struct evq evq;
 	struct cm_msg *held_req; /* the REQ of a held record */
 	struct cm_msg last; /* last message sent: retransmissions, duplicates */
+	/*
+	 * 'last' was deferred by the transport (its destination being
+	 * resolved) and has not left yet: its retransmission waits, and its
+	 * timer restarts when it leaves (eng_send_done).
+	 */
+	bool last_deferred;
 };
 
 TAILQ_HEAD(conn_tailq, conn);
@@ -213,6 +221,7 @@ struct conn_ctx {
 	const uint8_t *pd;
 	size_t pd_len;
 	uint8_t u8; /* MRA service timeout, APR status */
+	int err; /* UNREACHABLE: why the message could not leave */
 	/* A timer the action wants once it succeeded. */
 	enum conn_timer arm;
 	uint64_t arm_at;
@@ -243,8 +252,8 @@ void conn_build_dreq(const struct conn *c, struct cm_msg *m, const uint8_t *pd,
 		     size_t pd_len);
 void conn_build_drep(const struct conn *c, struct cm_msg *m, const uint8_t *pd,
 		     size_t pd_len);
-void eng_send_raw(struct eng *eng, const struct cm_msg *msg,
-		  const struct eng_addr *to);
+int eng_send_raw(struct eng *eng, const struct cm_msg *msg,
+		 const struct eng_addr *to);
 
 /* conn_table.c */
 int ctab_init(struct ctab *t);

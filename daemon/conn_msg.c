@@ -10,8 +10,9 @@
 #include "conn.h"
 #include "log.h"
 
-void eng_send_raw(struct eng *eng, const struct cm_msg *msg,
-		  const struct eng_addr *to)
+/* 0, ENG_SEND_DEFERRED, or the transport's -errno (counted here). */
+int eng_send_raw(struct eng *eng, const struct cm_msg *msg,
+		 const struct eng_addr *to)
 {
 	bool was_busy = eng->busy;
 	int ret;
@@ -23,22 +24,30 @@ void eng_send_raw(struct eng *eng, const struct cm_msg *msg,
 		eng->cnt.send_errors++;
 		log_debug("send %s failed: %d", cm_msg_type_name(msg->type),
 			  ret);
-		return;
+		return ret;
 	}
+	if (ret == ENG_SEND_DEFERRED)
+		eng->cnt.send_deferred++;
 	cnt_sent(eng, msg->type);
+	return ret;
 }
 
 void conn_send(struct conn *c, const struct cm_msg *msg, bool remember)
 {
-	eng_send_raw(c->eng, msg, &c->addr);
-	if (remember && msg != &c->last)
+	int ret = eng_send_raw(c->eng, msg, &c->addr);
+
+	if (!remember)
+		return;
+	if (msg != &c->last)
 		c->last = *msg;
+	c->last_deferred = ret == ENG_SEND_DEFERRED;
 }
 
 void conn_resend_last(struct conn *c)
 {
 	cnt_retransmitted(c->eng, c->last.type);
-	eng_send_raw(c->eng, &c->last, &c->addr);
+	c->last_deferred =
+		eng_send_raw(c->eng, &c->last, &c->addr) == ENG_SEND_DEFERRED;
 }
 
 static uint64_t conn_ca_guid(const struct conn *c)

@@ -227,6 +227,8 @@ const char *conn_event_name(enum conn_event ev)
 		return "MRA_DUE";
 	case CONN_EV_TIMEWAIT_DONE:
 		return "TIMEWAIT_DONE";
+	case CONN_EV_UNREACHABLE:
+		return "UNREACHABLE";
 	case CONN_EV_PORT_DOWN:
 		return "PORT_DOWN";
 	case CONN_EV__COUNT:

@@ -111,6 +111,84 @@ int eng_port_down(struct eng *eng, uint16_t port, uint64_t now)
 	return told;
 }
 
+/*
+ * The comm id a message we sent carries as its sender's (ours): how an
+ * outcome finds its record. SIDR_REP names the requester's id, not ours,
+ * and nothing waits on it.
+ */
+static bool eng_msg_local_id(const struct cm_msg *m, uint32_t *id)
+{
+	switch (m->type) {
+	case CM_MSG_REQ:
+		*id = m->req.local_comm_id;
+		return true;
+	case CM_MSG_MRA:
+		*id = m->mra.local_comm_id;
+		return true;
+	case CM_MSG_REJ:
+		*id = m->rej.local_comm_id;
+		return true;
+	case CM_MSG_REP:
+		*id = m->rep.local_comm_id;
+		return true;
+	case CM_MSG_RTU:
+		*id = m->rtu.local_comm_id;
+		return true;
+	case CM_MSG_DREQ:
+		*id = m->dreq.local_comm_id;
+		return true;
+	case CM_MSG_DREP:
+		*id = m->drep.local_comm_id;
+		return true;
+	case CM_MSG_LAP:
+		*id = m->lap.local_comm_id;
+		return true;
+	case CM_MSG_APR:
+		*id = m->apr.local_comm_id;
+		return true;
+	case CM_MSG_SIDR_REQ:
+		*id = m->sidr_req.request_id;
+		return true;
+	case CM_MSG_SIDR_REP:
+	case CM_MSG__COUNT:
+		break;
+	}
+	return false;
+}
+
+void eng_send_done(struct eng *eng, uint16_t port, const struct cm_msg *msg,
+		   int err, uint64_t now)
+{
+	struct conn_ctx x = { .now = now, .err = err };
+	struct conn *c;
+	uint32_t id;
+
+	if (eng->busy) {
+		log_err("eng_send_done: called from a callback");
+		return;
+	}
+	c = eng_msg_local_id(msg, &id) ? ctab_local_find(&eng->by_local, id) :
+					 NULL;
+	/*
+	 * Only the record's outstanding message counts: an outcome for one
+	 * it has moved past (a REQ after the REP came, a retransmission
+	 * after the first copy left) changes nothing.
+	 */
+	if (!c || c->addr.port != port || c->last.type != msg->type ||
+	    !c->last_deferred) {
+		eng->cnt.send_done_stale++;
+		return;
+	}
+	c->last_deferred = false;
+	if (!err) {
+		/* IBTA 12.7.26: the wait counts from when the MAD left. */
+		if (c->timer == CONN_TIMER_RETRANSMIT)
+			timer_arm(c, CONN_TIMER_RETRANSMIT, now + c->rtx_ns);
+		return;
+	}
+	conn_event(c, CONN_EV_UNREACHABLE, &x);
+}
+
 void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,
 	      const struct cm_msg *msg, uint64_t now)
 {
@@ -144,8 +222,10 @@ void eng_run_timers(struct eng *eng, uint64_t now)
 
 		switch (kind) {
 		case CONN_TIMER_RETRANSMIT:
-			ev = c->retries_left ? CONN_EV_TIMEOUT :
-					       CONN_EV_TIMEOUT_LAST;
+			/* A message not yet out uses no retry (resend). */
+			ev = c->retries_left || c->last_deferred ?
+				     CONN_EV_TIMEOUT :
+				     CONN_EV_TIMEOUT_LAST;
 			break;
 		case CONN_TIMER_MRA_DUE:
 			ev = CONN_EV_MRA_DUE;

@@ -19,8 +19,11 @@
  * but only a send the kernel refused as a duplicate TID and later sends
  * of that TID (tx_busy; given up after ~1 s: tx_busy_failed and
  * tx_errors). On RoCE the kernel
- * resolves the destination inside the umad write, so an unreachable GID
- * can hold a send for up to ~1 s before it fails (measured on rxe).
+ * resolves the destination inside the umad write, and an unresolved
+ * neighbour held a send for up to ~1 s (measured on rxe): so the umad
+ * backend asks the kernel first (neigh.h) and holds a send whose
+ * destination is still being resolved (XPORT_SEND_DEFERRED), reporting
+ * later whether it left or failed (xport_sent_fn).
  *
  * Loop integration: xport_fd() becomes readable when MADs are waiting;
  * call xport_recv() (both fds are level triggered: what one call leaves
@@ -95,6 +98,7 @@ struct xport_gid {
 	uint8_t raw[CM_GID_SIZE]; /* network order */
 	uint16_t index; /* in the port's GID table */
 	enum xport_gid_type type;
+	int ifindex; /* RoCE: the netdev the GID belongs to; 0 unknown */
 };
 
 /* One port as the daemon sees it; addresses and GUIDs in host order. */
@@ -228,7 +232,32 @@ struct xport_counters {
 	 */
 	uint64_t tx_busy;
 	uint64_t tx_busy_failed;
+	/*
+	 * umad on RoCE (neigh.h): sends held while the kernel resolved the
+	 * destination's neighbour, and of those the ones that failed
+	 * (-EHOSTUNREACH, also in tx_errors); resolutions started, done,
+	 * failed (one per destination, however many MADs it held).
+	 */
+	uint64_t tx_deferred;
+	uint64_t tx_unreachable;
+	uint64_t neigh_started;
+	uint64_t neigh_resolved;
+	uint64_t neigh_failed;
+	uint64_t neigh_pending; /* a gauge: destinations being resolved */
 };
+
+/*
+ * A send that returned XPORT_SEND_DEFERRED has left (err 0) or failed
+ * (-EHOSTUNREACH, -ENETDOWN, ...): 'to' and 'mad' as they were handed to
+ * xport_send. Called from the loop (the backend's own watchers), never
+ * from inside xport_send, once per deferred send; not after xport_close.
+ */
+typedef void (*xport_sent_fn)(void *ctx, uint16_t port,
+			      const struct eng_addr *to,
+			      const uint8_t mad[CM_MAD_SIZE], int err);
+
+/* xport_send: the MAD waits for its destination; the outcome follows. */
+#define XPORT_SEND_DEFERRED 1
 
 struct xport;
 
@@ -253,6 +282,8 @@ struct xport {
 	struct xport_port *ports; /* n_ports, by index - first_index */
 	xport_event_fn event_cb;
 	void *event_ctx;
+	xport_sent_fn sent_cb; /* NULL: deferred outcomes go unreported */
+	void *sent_ctx;
 	struct xport_counters counters;
 };
 
@@ -321,7 +352,20 @@ static inline int xport_recv(struct xport *x, struct xport_rx *rx,
 	return x->ops->recv(x, rx, max);
 }
 
-/* Send one MAD from port index 'port' to 'to' (its port field ignored). */
+/* Where the outcome of deferred sends goes (see xport_sent_fn). */
+static inline void xport_set_sent_cb(struct xport *x, xport_sent_fn fn,
+				     void *ctx)
+{
+	x->sent_cb = fn;
+	x->sent_ctx = ctx;
+}
+
+/*
+ * Send one MAD from port index 'port' to 'to' (its port field ignored).
+ * 0: written; XPORT_SEND_DEFERRED: held until its destination is
+ * resolved (umad on RoCE), the outcome comes through the sent callback;
+ * -errno: not sent.
+ */
 static inline int xport_send(struct xport *x, uint16_t port,
 			     const struct eng_addr *to,
 			     const uint8_t mad[CM_MAD_SIZE])

@@ -8,7 +8,9 @@
  * The loop sees two fds: an epoll set over every umad fd (MADs) and one
  * over every device's verbs async-event fd (port events). A send the
  * kernel refuses as a duplicate TID waits in a per-port queue for a timer
- * of the caller's loop (xumad_txq_busy); nothing here ever sleeps.
+ * of the caller's loop (xumad_txq_busy), and on RoCE a send whose
+ * destination's neighbour is not resolved yet waits in neigh.c's queue
+ * for that destination (xumad_send); nothing here ever sleeps.
  */
 #include <dirent.h>
 #include <endian.h>
@@ -22,10 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
 #include <ev.h>
 #include <infiniband/umad.h>
 #include <infiniband/verbs.h>
+#include <sys/socket.h>
 
+#include "neigh.h"
 #include "transport.h"
 
 #define container_of(ptr, type, member)                                        \
@@ -98,6 +103,7 @@ struct xport_umad {
 	uint8_t *rbuf;
 	struct ibv_gid_entry *gid_tab;
 	bool umad_inited;
+	struct neigh *nb; /* RoCE with a loop: neighbour checks, or NULL */
 };
 
 static struct xport_umad *to_xumad(struct xport *x)
@@ -185,11 +191,11 @@ static bool xumad_txq_has_tid(const struct xumad_txq *q, uint32_t tid)
 }
 
 /*
- * Append the buffer in u->sbuf to the queue; its entry, or -ENOBUFS when
+ * Append a copy of buf to the queue; its entry, or -ENOBUFS when
  * the queue is full (-ENOMEM when it cannot be allocated).
  */
 static int xumad_txq_push(struct xport_umad *u, struct xumad_txq *q,
-			  uint32_t tid, bool behind)
+			  const uint8_t *buf, uint32_t tid, bool behind)
 {
 	struct xumad_pending *e;
 	int k;
@@ -226,7 +232,7 @@ static int xumad_txq_push(struct xport_umad *u, struct xumad_txq *q,
 		q->head = k;
 	q->tail = k;
 	q->len++;
-	memcpy(xumad_txq_buf(u, q, k), u->sbuf, u->buf_len);
+	memcpy(xumad_txq_buf(u, q, k), buf, u->buf_len);
 	return k;
 }
 
@@ -420,7 +426,8 @@ static enum xport_gid_type xumad_gid_type(uint32_t t)
 }
 
 static void xumad_add_gid(struct xport_port *p, uint32_t index,
-			  const uint8_t raw[16], uint32_t type)
+			  const uint8_t raw[16], uint32_t type,
+			  uint32_t ifindex)
 {
 	static const uint8_t zero[16];
 	struct xport_gid *g;
@@ -432,6 +439,7 @@ static void xumad_add_gid(struct xport_port *p, uint32_t index,
 	memcpy(g->raw, raw, 16);
 	g->index = (uint16_t)index;
 	g->type = xumad_gid_type(type);
+	g->ifindex = (int)ifindex;
 }
 
 /*
@@ -451,7 +459,8 @@ static void xumad_query_gids(struct xport_umad *u, struct xumad_dev *d,
 			if (u->gid_tab[i].port_num == p->port_num)
 				xumad_add_gid(p, u->gid_tab[i].gid_index,
 					      u->gid_tab[i].gid.raw,
-					      u->gid_tab[i].gid_type);
+					      u->gid_tab[i].gid_type,
+					      u->gid_tab[i].ndev_ifindex);
 		return;
 	}
 	for (int i = 0; i < tbl_len && p->n_gids < XPORT_MAX_GIDS; i++) {
@@ -459,10 +468,12 @@ static void xumad_query_gids(struct xport_umad *u, struct xumad_dev *d,
 		union ibv_gid g;
 
 		if (!ibv_query_gid_ex(d->ctx, p->port_num, (uint32_t)i, &e, 0))
-			xumad_add_gid(p, (uint32_t)i, e.gid.raw, e.gid_type);
+			xumad_add_gid(p, (uint32_t)i, e.gid.raw, e.gid_type,
+				      e.ndev_ifindex);
 		else if (errno != ENODATA &&
 			 !ibv_query_gid(d->ctx, p->port_num, i, &g))
-			xumad_add_gid(p, (uint32_t)i, g.raw, IBV_GID_TYPE_IB);
+			xumad_add_gid(p, (uint32_t)i, g.raw, IBV_GID_TYPE_IB,
+				      0);
 	}
 }
 
@@ -710,6 +721,10 @@ static void xumad_close(struct xport *x)
 {
 	struct xport_umad *u = to_xumad(x);
 
+	/* MADs still waiting for a neighbour go with it, unreported: the
+	 * engine they would be reported to is gone. */
+	neigh_close(u->nb);
+	u->nb = NULL;
 	for (unsigned int i = 0; i < x->n_ports; i++) {
 		xumad_txq_drop_all(u, i, true);
 		free(u->up[i].q.bufs);
@@ -766,6 +781,8 @@ static void xumad_dev_removed(struct xport_umad *u, struct xumad_dev *d)
 			u->up[i].in_loop = false;
 		}
 		xumad_txq_drop_all(u, i, false);
+		if (u->nb)
+			neigh_fail_tag(u->nb, i, -ENETDOWN);
 		x->ports[i].up = false;
 		x->ports[i].state = XPORT_PORT_DOWN;
 		xumad_emit(x, i, XPORT_EV_DEVICE_REMOVED);
@@ -856,6 +873,140 @@ static int xumad_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 	return (int)got;
 }
 
+/*
+ * Write one whole umad buffer of served port i, or queue it behind a
+ * waiting MAD of its TID (xumad_txq_busy): 0 (written or queued) or -errno.
+ */
+static int xumad_out(struct xport_umad *u, unsigned int i, const uint8_t *buf)
+{
+	struct xport *x = &u->base;
+	struct xumad_txq *q = &u->up[i].q;
+	uint32_t tid = xumad_tid(umad_get_mad((void *)buf));
+	int err, k;
+
+	/* Behind a waiting MAD of its connection (xumad_txq_busy). */
+	if (q->len && xumad_txq_has_tid(q, tid)) {
+		k = xumad_txq_push(u, q, buf, tid, true);
+		return k < 0 ? k : 0;
+	}
+	/*
+	 * Address errors come back here, synchronously. On RoCE with a loop
+	 * the neighbour was checked first (xumad_neigh_check), so the
+	 * kernel's resolution has nothing to wait for.
+	 */
+	err = xumad_write(u->up[i].fd, buf, u->buf_len);
+	if (err == -EINVAL && u->loop) {
+		/* Probably a duplicate TID: retried from the loop. */
+		double now = xumad_now();
+
+		k = xumad_txq_push(u, q, buf, tid, false);
+		if (k < 0)
+			return k;
+		xumad_txq_busy(u, q, k, now);
+		xumad_txq_arm(u, q, q->e[k].due, now);
+		return 0;
+	}
+	if (err == -EINVAL) {
+		x->counters.tx_busy++;
+		x->counters.tx_busy_failed++;
+	}
+	if (!err)
+		x->counters.tx++;
+	return err;
+}
+
+static uint64_t xumad_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The resolver's own counts, as the transport's. */
+static void xumad_neigh_sync(struct xport_umad *u)
+{
+	const struct neigh_counters *c = neigh_counters(u->nb);
+
+	u->base.counters.neigh_started = c->resolutions;
+	u->base.counters.neigh_resolved = c->resolved;
+	u->base.counters.neigh_failed = c->failed;
+	u->base.counters.neigh_pending = neigh_pending(u->nb);
+}
+
+/*
+ * RoCE: may the buffer in u->sbuf, for 'to', be written without the
+ * kernel waiting for a neighbour (see neigh.h)? 0: write it; NEIGH_HELD:
+ * neigh.c holds a copy and releases it through xumad_neigh_release;
+ * -errno: no route. A GID whose netdev verbs did not name is written
+ * directly, as before this check existed.
+ */
+static int xumad_neigh_check(struct xport_umad *u, unsigned int i,
+			     const struct eng_addr *to)
+{
+	const struct xport_port *p = &u->base.ports[i];
+	const struct xport_gid *sgid = xport_pick_sgid(p, to->gid);
+	struct neigh_dst d;
+	int err;
+
+	if (!sgid || !sgid->ifindex)
+		return 0;
+	memset(&d, 0, sizeof(d));
+	d.ifindex = sgid->ifindex;
+	/* RFC 4291 2.5.5.2: a v4-mapped GID is the IPv4 address. */
+	if (xport_gid_is_v4(to->gid) && xport_gid_is_v4(sgid->raw)) {
+		d.family = AF_INET;
+		memcpy(d.dst, to->gid + 12, 4);
+		memcpy(d.src, sgid->raw + 12, 4);
+	} else {
+		d.family = AF_INET6;
+		memcpy(d.dst, to->gid, CM_GID_SIZE);
+		memcpy(d.src, sgid->raw, CM_GID_SIZE);
+	}
+	snprintf(d.label, sizeof(d.label), "%s port %u", p->dev, p->port_num);
+	err = neigh_submit(u->nb, &d, u->sbuf, u->buf_len, i, xumad_now_ns());
+	xumad_neigh_sync(u);
+	return err;
+}
+
+/* neigh.c's verdict on a held buffer of served port 'tag'. */
+static void xumad_neigh_release(void *ctx, uint32_t tag, const void *item,
+				size_t len, int err)
+{
+	struct xport_umad *u = ctx;
+	struct xport *x = &u->base;
+	unsigned int i = tag;
+
+	xumad_neigh_sync(u);
+	if (i >= x->n_ports || len != u->buf_len)
+		return;
+	if (!err && !x->ports[i].up)
+		err = -ENETDOWN;
+	if (!err)
+		err = xumad_out(u, i, item);
+	if (err) {
+		x->counters.tx_errors++;
+		if (err == -EHOSTUNREACH)
+			x->counters.tx_unreachable++;
+	}
+	if (x->sent_cb) {
+		const struct ib_user_mad *um = item;
+		struct eng_addr to;
+
+		/* The address back from the buffer, as xumad_send wrote it. */
+		memset(&to, 0, sizeof(to));
+		to.port = x->ports[i].index;
+		to.lid = be16toh(um->addr.lid);
+		to.sl = um->addr.sl;
+		to.grh = um->addr.grh_present;
+		memcpy(to.gid, um->addr.gid, CM_GID_SIZE);
+		to.qpn = be32toh(um->addr.qpn);
+		to.pkey_index = um->addr.pkey_index;
+		x->sent_cb(x->sent_ctx, to.port, &to,
+			   umad_get_mad((void *)item), err);
+	}
+}
+
 static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 		      const struct xport_grh_opts *grh,
 		      const uint8_t mad[CM_MAD_SIZE])
@@ -863,10 +1014,8 @@ static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 	struct xport_umad *u = to_xumad(x);
 	struct ib_user_mad *um = (struct ib_user_mad *)u->sbuf;
 	const struct xport_port *p = xport_port(x, port);
-	struct xumad_txq *q;
 	unsigned int i;
-	uint32_t tid;
-	int err, k;
+	int err;
 
 	if (!p) {
 		err = -EINVAL;
@@ -920,43 +1069,18 @@ static int xumad_send(struct xport *x, uint16_t port, const struct eng_addr *to,
 		um->addr.flow_label = htobe32(grh->flow_label);
 	}
 	memcpy(umad_get_mad(u->sbuf), mad, CM_MAD_SIZE);
-	q = &u->up[i].q;
-	tid = xumad_tid(mad);
-	/* Behind a waiting MAD of its connection (xumad_txq_busy). */
-	if (q->len && xumad_txq_has_tid(q, tid)) {
-		k = xumad_txq_push(u, q, tid, true);
-		if (k < 0) {
-			err = k;
-			goto fail;
+	if (p->link == XPORT_LINK_ROCE && u->nb) {
+		err = xumad_neigh_check(u, i, to);
+		if (err == NEIGH_HELD) {
+			x->counters.tx_deferred++;
+			return XPORT_SEND_DEFERRED;
 		}
-		return 0;
-	}
-	/*
-	 * Address resolution errors come back here, synchronously (for RoCE
-	 * after up to ~1 s of neighbour resolution); they are the caller's to
-	 * count.
-	 */
-	err = xumad_write(u->up[i].fd, u->sbuf, u->buf_len);
-	if (err == -EINVAL && u->loop) {
-		/* Probably a duplicate TID: retried from the loop. */
-		double now = xumad_now();
-
-		k = xumad_txq_push(u, q, tid, false);
-		if (k < 0) {
-			err = k;
+		if (err)
 			goto fail;
-		}
-		xumad_txq_busy(u, q, k, now);
-		xumad_txq_arm(u, q, q->e[k].due, now);
-		return 0;
 	}
-	if (err == -EINVAL) {
-		x->counters.tx_busy++;
-		x->counters.tx_busy_failed++;
-	}
+	err = xumad_out(u, i, u->sbuf);
 	if (err)
 		goto fail;
-	x->counters.tx++;
 	return 0;
 fail:
 	x->counters.tx_errors++;
@@ -1049,6 +1173,22 @@ static const struct xport_ops xumad_ops = {
 	.send = xumad_send,
 	.process_events = xumad_process_events,
 };
+
+/*
+ * RoCE ports with a loop get neighbour checks (neigh.h). Without the
+ * netlink sockets (a kernel or sandbox without NETLINK_ROUTE) sends are
+ * written as before: working, though an unresolved neighbour then holds
+ * the write.
+ */
+static void xumad_neigh_open(struct xport_umad *u)
+{
+	bool roce = false;
+
+	for (unsigned int i = 0; i < u->base.n_ports; i++)
+		roce |= u->base.ports[i].link == XPORT_LINK_ROCE;
+	if (roce && u->loop)
+		u->nb = neigh_open(u->loop, xumad_neigh_release, u);
+}
 
 /* Follow each device that has a served port on the event epoll set. */
 static int xumad_watch_devs(struct xport_umad *u)
@@ -1184,6 +1324,7 @@ int xport_umad_open(const struct xport_config *cfg, xport_event_fn cb,
 	err = xumad_watch_devs(u);
 	if (err)
 		goto fail;
+	xumad_neigh_open(u);
 	*out = x;
 	return 0;
 fail:

@@ -47,7 +47,7 @@ static int h_send(void *ctx, const struct eng_addr *to,
 	s->out[s->nout].to = *to;
 	s->out[s->nout].msg = *msg;
 	s->nout++;
-	return 0;
+	return s->defer_send ? ENG_SEND_DEFERRED : 0;
 }
 
 static void h_deliver_ev(void *ctx, const struct eng_event *ev)

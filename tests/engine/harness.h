@@ -39,6 +39,7 @@ struct h_side {
 	uint32_t qpn; /* next local QPN */
 	bool compact; /* forget MADs and events once consumed (scale) */
 	int fail_send; /* if non-zero, ops.send returns it and records nothing */
+	bool defer_send; /* ops.send records and says ENG_SEND_DEFERRED */
 	bool owner_full; /* ops.owner_has_room says no */
 };
 

@@ -2637,10 +2637,193 @@ static void test_table_coverage(void **state)
 	assert_false(conn_table_cell(ENG_STATE_TIMEWAIT, CONN_EV_PORT_DOWN));
 }
 
+/*
+ * A deferred send (the transport resolving the destination) restarts the
+ * retransmission wait when it really leaves: the REQ's wait counts from
+ * then, not from the connect. While it waits, the timer resends nothing
+ * and uses no retry.
+ */
+static void test_deferred_then_sent(void **state)
+{
+	struct pair p;
+	struct cm_msg req;
+	uint64_t t0;
+
+	(void)state;
+	pair_init(&p, true);
+	p.lid = h_listen(&p.b, SID, 4);
+	p.a.defer_send = true;
+	t0 = h_now;
+	p.aid = h_connect(&p.a, &p.b, SID);
+	p.a.defer_send = false;
+	assert_true(eng_next_deadline(p.a.eng) == t0 + rtx());
+	assert_int_equal(eng_counters(p.a.eng)->send_deferred, 1);
+	req = h_take(&p.a, CM_MSG_REQ);
+
+	/* The timer fires while the REQ is still held: no copy, no retry. */
+	h_at(&p.a, NULL, t0 + rtx());
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_REQ], 0);
+	assert_true(eng_next_deadline(p.a.eng) == t0 + 2 * rtx());
+
+	/* It leaves later: the wait restarts from now. */
+	h_now = t0 + rtx() + rtx() / 2;
+	eng_send_done(p.a.eng, 1, &req, 0, h_now);
+	assert_true(eng_next_deadline(p.a.eng) == h_now + rtx());
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
+	assert_int_equal(h_events_left(&p.a), 0);
+	/* A second outcome for it is stale: nothing moves. */
+	eng_send_done(p.a.eng, 1, &req, 0, h_now + 5);
+	assert_true(eng_next_deadline(p.a.eng) == h_now + rtx());
+	assert_int_equal(eng_counters(p.a.eng)->send_done_stale, 1);
+
+	/* All H_RETRIES retries are still there after it. */
+	for (int i = 0; i < H_RETRIES; i++) {
+		h_at(&p.a, NULL, eng_next_deadline(p.a.eng));
+		h_take(&p.a, CM_MSG_REQ);
+	}
+	h_at(&p.a, NULL, eng_next_deadline(p.a.eng));
+	h_take(&p.a, CM_MSG_REJ);
+	assert_int_equal(h_ev(&p.a, ENG_EV_REQ_ERROR, p.aid).status,
+			 -ETIMEDOUT);
+
+	/* An outcome that comes for a record long gone changes nothing. */
+	eng_send_done(p.a.eng, 1, &req, -EHOSTUNREACH, h_now);
+	assert_int_equal(h_events_left(&p.a), 0);
+	pair_fini(&p);
+}
+
+/* A deferred send that left after the record moved on: no re-arm. */
+static void test_deferred_sent_after_answer(void **state)
+{
+	struct pair p;
+	struct cm_msg req;
+
+	(void)state;
+	pair_init(&p, true);
+	p.lid = h_listen(&p.b, SID, 4);
+	p.a.defer_send = true;
+	p.aid = h_connect(&p.a, &p.b, SID);
+	p.a.defer_send = false;
+	req = p.a.out[p.a.next].msg;
+	h_deliver(&p.a, &p.b);
+	p.bid = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
+	assert_int_equal(h_accept(&p.b, p.bid), 0);
+	h_deliver(&p.b, &p.a);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REP_RCVD);
+	/* Late news of the REQ: the record waits on nothing of ours. */
+	eng_send_done(p.a.eng, 1, &req, -EHOSTUNREACH, h_now);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REP_RCVD);
+	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
+	assert_int_equal(h_events_left(&p.a), 0);
+	pair_fini(&p);
+}
+
+struct unreach_case {
+	enum eng_state state;
+	bool on_a;
+	enum cm_msg_type msg; /* what it waits on */
+	enum eng_event_type ev;
+	enum eng_state after;
+};
+
+/*
+ * A deferred message that fails (-EHOSTUNREACH): exactly one error event
+ * with that status, in every state that waits on a message of its own,
+ * nothing sent, and the record where a dead port would leave it.
+ */
+static void test_deferred_then_failed(void **state)
+{
+	static const struct unreach_case cases[] = {
+		{ ENG_STATE_REQ_SENT, true, CM_MSG_REQ, ENG_EV_REQ_ERROR,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_MRA_REQ_RCVD, true, CM_MSG_REQ, ENG_EV_REQ_ERROR,
+		  ENG_STATE_IDLE },
+		{ ENG_STATE_REP_SENT, false, CM_MSG_REP, ENG_EV_REP_ERROR,
+		  ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_MRA_REP_RCVD, false, CM_MSG_REP, ENG_EV_REP_ERROR,
+		  ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_DREQ_SENT, true, CM_MSG_DREQ, ENG_EV_DREQ_ERROR,
+		  ENG_STATE_TIMEWAIT },
+		{ ENG_STATE_SIDR_REQ_SENT, true, CM_MSG_SIDR_REQ,
+		  ENG_EV_SIDR_REQ_ERROR, ENG_STATE_IDLE },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct unreach_case *uc = &cases[i];
+		struct pair p;
+		struct h_side *who;
+		struct cm_msg m;
+		struct eng_event ev;
+		uint32_t id;
+
+		pair_init(&p, true);
+		reach(&p, uc->state);
+		who = uc->on_a ? &p.a : &p.b;
+		id = uc->on_a ? p.aid : p.bid;
+		assert_int_equal(h_state(who, id), uc->state);
+		h_drop(&p.a);
+		h_drop(&p.b);
+		who->evnext = who->nev;
+		/* Its next retransmission is the one the transport holds. */
+		who->defer_send = true;
+		h_at(who, NULL, eng_next_deadline(who->eng));
+		who->defer_send = false;
+		m = h_take(who, uc->msg);
+		assert_int_equal(h_pending(who), 0);
+
+		eng_send_done(who->eng, 1, &m, -EHOSTUNREACH, h_now);
+		if (h_state(who, id) != uc->after)
+			fail_msg("case %zu: %s -> %s, want %s", i,
+				 eng_state_name(uc->state),
+				 eng_state_name(h_state(who, id)),
+				 eng_state_name(uc->after));
+		ev = h_ev(who, uc->ev, id);
+		assert_int_equal(ev.status, -EHOSTUNREACH);
+		assert_int_equal(h_events_left(who), 0);
+		assert_int_equal(h_pending(who), 0);
+		assert_int_equal(eng_counters(who->eng)->unreachable, 1);
+		/* The same news again: exactly one event, still. */
+		eng_send_done(who->eng, 1, &m, -EHOSTUNREACH, h_now);
+		assert_int_equal(h_events_left(who), 0);
+		/* Timers run out with nothing sent to the unreachable peer. */
+		while (eng_next_deadline(who->eng) != ENG_NO_DEADLINE)
+			h_at(who, NULL, eng_next_deadline(who->eng));
+		if (uc->after == ENG_STATE_TIMEWAIT)
+			h_ev(who, ENG_EV_TIMEWAIT_EXIT, id);
+		assert_int_equal(h_pending(who), 0);
+		assert_int_equal(h_events_left(who), 0);
+		pair_fini(&p);
+	}
+}
+
+/* States that wait on nothing of their own: the unexpected handler. */
+static void test_unreachable_cells(void **state)
+{
+	(void)state;
+	for (int s = 0; s < ENG_STATE__COUNT; s++) {
+		bool want = s == ENG_STATE_REQ_SENT ||
+			    s == ENG_STATE_MRA_REQ_RCVD ||
+			    s == ENG_STATE_REP_SENT ||
+			    s == ENG_STATE_MRA_REP_RCVD ||
+			    s == ENG_STATE_DREQ_SENT ||
+			    s == ENG_STATE_SIDR_REQ_SENT;
+
+		assert_int_equal(
+			conn_table_cell((enum eng_state)s, CONN_EV_UNREACHABLE),
+			want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_happy_path),
+		cmocka_unit_test(test_deferred_then_sent),
+		cmocka_unit_test(test_deferred_sent_after_answer),
+		cmocka_unit_test(test_deferred_then_failed),
+		cmocka_unit_test(test_unreachable_cells),
 		cmocka_unit_test(test_lost_req),
 		cmocka_unit_test(test_lost_rep_once),
 		cmocka_unit_test(test_lost_rep_always),
