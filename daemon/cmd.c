@@ -153,7 +153,7 @@ static void xport_sent_cb(void *ctx, uint16_t port, const struct eng_addr *to,
 		cmd->counters.mad_tx_errors++;
 		return;
 	}
-	if (err == -EHOSTUNREACH)
+	if (xport_err_unreachable(err))
 		cmd->counters.mad_tx_unreachable++;
 	count_tx(cmd, port, to, &msg, mad, err);
 	eng_send_done(cmd->eng, port, &msg, err, cmd_now());

@@ -108,7 +108,9 @@ struct cmd_counters {
 	uint64_t mad_tx;
 	uint64_t mad_tx_errors;
 	uint64_t mad_tx_deferred; /* held by the transport (neighbour) */
-	uint64_t mad_tx_unreachable; /* of those, failed -EHOSTUNREACH */
+	/* of those, failed: no neighbour (-EHOSTUNREACH), no route
+	 * (-ENETUNREACH) */
+	uint64_t mad_tx_unreachable;
 	uint64_t port_events;
 	uint64_t setup_us[CMD_SETUP_BUCKETS];
 	uint64_t setup_count;

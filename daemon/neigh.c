@@ -6,11 +6,16 @@
  *
  * A destination is (source netdev, family, source, destination address).
  * It is READY (a local route, or a valid neighbour, checked less than
- * NEIGH_FRESH_NS ago: sends go at once) or PENDING (its next hop is being
- * resolved: sends join its queue, in order). A pending destination ends
- * on the first event that says its next hop is valid (its queue is
- * released) or failed, or at NEIGH_CAP_NS (its queue fails, -EHOSTUNREACH,
- * and one line is logged at notice: why, for whom).
+ * NEIGH_FRESH_NS ago: sends go at once), PENDING (its next hop is being
+ * resolved: sends join its queue, in order) or UNROUTABLE (the kernel has
+ * no route to it, checked less than NEIGH_FRESH_NS ago). A pending
+ * destination ends on the first event that says its next hop is valid
+ * (its queue is released) or failed, or at NEIGH_CAP_NS (its queue fails,
+ * -EHOSTUNREACH, and one line is logged at notice: why, for whom). An
+ * unroutable one fails what is sent to it with the route's error, from
+ * the loop on its next turn (so the engine hears of it as of any deferred
+ * send, never inside its own send call), with one notice line when the
+ * route is first found missing.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,6 +42,7 @@ struct neigh_dest {
 	bool pending;
 	bool local; /* READY by a local route */
 	bool flushing; /* releasing its queue: later sends queue behind */
+	int unroutable; /* -errno of the route lookup, 0 if it had one */
 	int nh_ifindex;
 	uint8_t nexthop[16];
 	uint64_t since; /* PENDING: resolution started; READY: checked */
@@ -113,15 +119,22 @@ static struct neigh_dest *neigh_find(struct neigh *nb,
 	return NULL;
 }
 
-/* The earliest cap of a pending destination, for the caller's timer. */
+/*
+ * The caller's timer: the earliest cap of a pending destination, or at
+ * once for an unroutable one that holds MADs.
+ */
 static void neigh_rearm(struct neigh *nb)
 {
 	uint64_t at = NEIGH_NEVER;
 	struct neigh_dest *e;
 
 	LIST_FOREACH(e, &nb->dests, link)
-	if (e->pending && e->since + NEIGH_CAP_NS < at)
-		at = e->since + NEIGH_CAP_NS;
+	{
+		if (e->pending && e->since + NEIGH_CAP_NS < at)
+			at = e->since + NEIGH_CAP_NS;
+		if (e->unroutable && e->n && e->since < at)
+			at = e->since;
+	}
 	if (nb->ops.arm)
 		nb->ops.arm(nb->ctx, at);
 }
@@ -135,7 +148,7 @@ static bool neigh_make_room(struct neigh *nb, uint64_t now)
 		return true;
 	for (e = LIST_FIRST(&nb->dests); e; e = next) {
 		next = LIST_NEXT(e, link);
-		if (!e->pending && !e->flushing &&
+		if (!e->pending && !e->flushing && !e->n &&
 		    (now - e->since >= NEIGH_FRESH_NS ||
 		     nb->n_dests >= NEIGH_MAX_DESTS))
 			neigh_dest_free(nb, e);
@@ -191,6 +204,37 @@ static int neigh_ask(struct neigh *nb, struct neigh_dest *e, uint64_t now)
 	return 1;
 }
 
+static void neigh_addr_str(int family, const uint8_t *a, char *s, size_t n)
+{
+	if (!inet_ntop(family, a, s, (socklen_t)n))
+		snprintf(s, n, "?");
+}
+
+/*
+ * The kernel has no route to d (-ENETUNREACH, ...): hold the item, to be
+ * failed with that error from the loop (neigh_run_timers), and keep the
+ * verdict NEIGH_FRESH_NS so that retransmissions and other connections to
+ * it fail the same way without asking again. ops: one line, at notice,
+ * when the route is first found missing.
+ */
+static int neigh_unroutable(struct neigh *nb, struct neigh_dest *e, int err,
+			    const void *item, size_t len, uint32_t tag,
+			    uint64_t now)
+{
+	char dst[INET6_ADDRSTRLEN];
+	int rc;
+
+	neigh_addr_str(e->d.family, e->d.dst, dst, sizeof(dst));
+	log_notice("%s: no route to %s (%s): its MADs fail", e->d.label, dst,
+		   strerror(-err));
+	nb->cnt.unroutable++;
+	e->unroutable = err;
+	e->since = now;
+	rc = neigh_hold(nb, e, item, len, tag);
+	neigh_rearm(nb);
+	return rc;
+}
+
 int neigh_submit(struct neigh *nb, const struct neigh_dst *d, const void *item,
 		 size_t len, uint32_t tag, uint64_t now)
 {
@@ -203,7 +247,12 @@ int neigh_submit(struct neigh *nb, const struct neigh_dst *d, const void *item,
 	e = neigh_find(nb, d);
 	if (e && (e->pending || e->flushing))
 		return neigh_hold(nb, e, item, len, tag);
-	if (e && now - e->since < NEIGH_FRESH_NS) {
+	if (e && e->unroutable && now - e->since < NEIGH_FRESH_NS) {
+		err = neigh_hold(nb, e, item, len, tag);
+		neigh_rearm(nb);
+		return err;
+	}
+	if (e && !e->unroutable && now - e->since < NEIGH_FRESH_NS) {
 		if (e->local)
 			nb->cnt.local++;
 		else
@@ -222,11 +271,11 @@ int neigh_submit(struct neigh *nb, const struct neigh_dst *d, const void *item,
 		nb->n_dests++;
 	}
 	err = neigh_ask(nb, e, now);
-	if (err <= 0) {
-		if (err < 0)
-			neigh_dest_free(nb, e);
-		return err;
-	}
+	if (err < 0)
+		return neigh_unroutable(nb, e, err, item, len, tag, now);
+	e->unroutable = 0;
+	if (!err)
+		return 0;
 	/*
 	 * Not resolved: have the kernel resolve it as an outgoing packet
 	 * would, and wait for its verdict. Should the kick fail (a kernel
@@ -263,12 +312,6 @@ static void neigh_release_all(struct neigh *nb, struct neigh_dest *e, int err)
 		free(it);
 	}
 	e->flushing = false;
-}
-
-static void neigh_addr_str(int family, const uint8_t *a, char *s, size_t n)
-{
-	if (!inet_ntop(family, a, s, (socklen_t)n))
-		snprintf(s, n, "?");
 }
 
 /*
@@ -314,7 +357,8 @@ void neigh_on_event(struct neigh *nb, int family, int ifindex,
 
 	for (e = LIST_FIRST(&nb->dests); e; e = next) {
 		next = LIST_NEXT(e, link);
-		if (!neigh_is_nexthop(e, family, ifindex, addr) || e->flushing)
+		if (e->unroutable || e->flushing ||
+		    !neigh_is_nexthop(e, family, ifindex, addr))
 			continue;
 		if (!e->pending) {
 			/* A valid verdict no longer holds: ask next time. */
@@ -360,6 +404,8 @@ void neigh_run_timers(struct neigh *nb, uint64_t now)
 
 	for (e = LIST_FIRST(&nb->dests); e; e = next) {
 		next = LIST_NEXT(e, link);
+		if (e->unroutable && !e->flushing)
+			neigh_release_all(nb, e, e->unroutable);
 		if (e->pending && now - e->since >= NEIGH_CAP_NS)
 			neigh_fail(nb, e, now, "no verdict from the kernel");
 		else if (!e->pending && !e->flushing &&

@@ -128,6 +128,7 @@ struct neigh_counters {
 	uint64_t released; /* held MADs released */
 	uint64_t dropped; /* held MADs failed */
 	uint64_t overruns; /* event socket overruns (every cache dropped) */
+	uint64_t unroutable; /* destinations found without a route */
 };
 
 struct neigh;
@@ -141,8 +142,9 @@ void *neigh_core_ctx(const struct neigh *nb);
 
 /*
  * Before writing an item to d: 0 (write it now), NEIGH_HELD (copied, its
- * outcome comes through ops->release with 'tag'), or -errno (the route
- * lookup failed, the queue is full: -ENOBUFS, too long: -EMSGSIZE).
+ * outcome comes through ops->release with 'tag': also when the kernel has
+ * no route to d, then with the route's error), or -errno (the queue is
+ * full: -ENOBUFS, too long: -EMSGSIZE).
  */
 int neigh_submit(struct neigh *nb, const struct neigh_dst *d, const void *item,
 		 size_t len, uint32_t tag, uint64_t now);

@@ -430,6 +430,12 @@ static inline const char *xport_event_name(enum xport_event_type type)
 	return "?";
 }
 
+/* A send failed because its destination cannot be reached. */
+static inline bool xport_err_unreachable(int err)
+{
+	return err == -EHOSTUNREACH || err == -ENETUNREACH;
+}
+
 /* RFC 4291 2.5.5.2: ::ffff:a.b.c.d carries an IPv4 address. */
 static inline bool xport_gid_is_v4(const uint8_t g[CM_GID_SIZE])
 {

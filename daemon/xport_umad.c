@@ -30,6 +30,7 @@
 #include <infiniband/verbs.h>
 #include <sys/socket.h>
 
+#include "log.h"
 #include "neigh.h"
 #include "transport.h"
 
@@ -986,7 +987,7 @@ static void xumad_neigh_release(void *ctx, uint32_t tag, const void *item,
 		err = xumad_out(u, i, item);
 	if (err) {
 		x->counters.tx_errors++;
-		if (err == -EHOSTUNREACH)
+		if (xport_err_unreachable(err))
 			x->counters.tx_unreachable++;
 	}
 	if (x->sent_cb) {
@@ -1186,8 +1187,14 @@ static void xumad_neigh_open(struct xport_umad *u)
 
 	for (unsigned int i = 0; i < u->base.n_ports; i++)
 		roce |= u->base.ports[i].link == XPORT_LINK_ROCE;
-	if (roce && u->loop)
-		u->nb = neigh_open(u->loop, xumad_neigh_release, u);
+	if (!roce || !u->loop)
+		return;
+	u->nb = neigh_open(u->loop, xumad_neigh_release, u);
+	if (!u->nb)
+		log_warn("RoCE neighbour checks unavailable (netlink: %s): a "
+			 "send to an unresolved neighbour holds the daemon up "
+			 "to ~1 s",
+			 strerror(errno));
 }
 
 /* Follow each device that has a served port on the event epoll set. */

@@ -17,9 +17,11 @@
 # two clients connect to those two peers while other clients' calls and a
 # loopback connection on rxe0 are timed; it checks they complete while the
 # two resolutions are still outstanding, that each unreachable connect
-# ends with one CONNECT_ERROR -EHOSTUNREACH, the counters, and that
-# nothing is left. Here: the daemon logs exactly one notice line per
-# failed destination, naming it, and exits 0 on SIGTERM.
+# ends with one CONNECT_ERROR -EHOSTUNREACH, that a connect to an address
+# with no route (2001:db8:1::7: the VM has no default route)
+# fails at once with -ENETUNREACH, the counters, and that nothing is
+# left. Here: the daemon logs exactly one notice line per failed
+# destination, naming it, and exits 0 on SIGTERM.
 #
 # Exit: 0 pass, 1 fail, 77 not in a VM with rxe0 (or no veth).
 set -u
@@ -98,6 +100,8 @@ n6=$(count_lines "$dir/cmd.log" "neighbour 2001:db8::2 on nb0 unresolved")
 [ "$n6" = 1 ] || fail "$n6 notice lines for 2001:db8::2, want 1"
 [ "$(count_lines "$dir/cmd.log" "rxe1 port 1: neighbour")" = 2 ] ||
 	fail "the notice lines must name rxe1 port 1"
+nr=$(count_lines "$dir/cmd.log" "rxe1 port 1: no route to 2001:db8:1::7")
+[ "$nr" = 1 ] || fail "$nr notice lines for 2001:db8:1::7 (no route), want 1"
 
 if [ "$failures" = 0 ]; then
 	echo "neigh.sh: PASS"

@@ -17,6 +17,16 @@
  *              channels. The verdict is by construction, not by speed: all
  *              of it must complete while both connects are still pending
  *              (no event for them yet, neigh_pending still 2 after).
+ *              The window is the kernel's resolution, ~3 s (3 probes 1 s
+ *              apart; the daemon's own cap is 5 s): the calls take well
+ *              under 100 ms even in the TCG guest, 30 times less.
+ * no route     A connect to 2001:db8:1::7, which the VM has no route to
+ *              (no default route, no NIC; for IPv4 the kernel takes any
+ *              address as on-link when the device is given, as the
+ *              kernel's own RoCE resolution does, so only IPv6 can show
+ *              this), ends with one
+ *              CONNECT_ERROR -ENETUNREACH on the daemon's next turn: it
+ *              arrives while the two resolutions above are outstanding.
  * failure      Each unreachable connect ends with exactly one
  *              CONNECT_ERROR, status -EHOSTUNREACH, within 30 s (the
  *              kernel gives up after 3 probes 1 s apart and the daemon's
@@ -231,7 +241,8 @@ static struct cmc_id *connect_unreachable(struct cmc_channel *ch, int af,
 int main(int argc, char **argv)
 {
 	struct cmc_channel *sv = NULL, *cl = NULL, *q = NULL, *un = NULL;
-	struct cmc_id *lis = NULL, *c1, *s1, *c2, *s2, *u4, *u6;
+	struct cmc_channel *nr = NULL;
+	struct cmc_id *lis = NULL, *c1, *s1, *c2, *s2, *u4, *u6, *unr;
 	double base_worst, base_sum, stall_worst, stall_sum, base_loop,
 		stall_loop, t_start, t_calls_done, t_fail[2] = { 0, 0 };
 	int64_t pend_before, pend_after, deferred;
@@ -247,6 +258,7 @@ int main(int argc, char **argv)
 	r = r ? r : cmc_open(argv[1], "neigh_stall", &cl);
 	r = r ? r : cmc_open(argv[1], "neigh_stall", &q);
 	r = r ? r : cmc_open(argv[1], "neigh_stall", &un);
+	r = r ? r : cmc_open(argv[1], "neigh_stall", &nr);
 	if (r) {
 		printf("FAIL: cannot open %s: %s\n", argv[1], cmc_strerror(r));
 		return 1;
@@ -296,6 +308,28 @@ int main(int argc, char **argv)
 	if (!r)
 		cmc_ack_event(ev);
 
+	/* No route at all: one clean failure, without waiting. */
+	unr = connect_unreachable(nr, AF_INET6, "2001:db8::1", "2001:db8:1::7");
+	if (unr) {
+		r = cmc_get_event(nr, &ev, WAIT_MS);
+		CHECK(!r && ev->id == unr &&
+			      ev->type == CMC_EVENT_CONNECT_ERROR &&
+			      ev->status == -ENETUNREACH,
+		      "no route: want CONNECT_ERROR -ENETUNREACH, got %s (%d)",
+		      r ? cmc_strerror(r) : cmc_event_str(ev->type),
+		      r ? r : ev->status);
+		if (!r)
+			cmc_ack_event(ev);
+		printf("no route: 2001:db8:1::7 CONNECT_ERROR after %.0f ms\n",
+		       now_ms() - t_start);
+		CHECK(counter(q, "neigh_pending") == 2,
+		      "the no-route failure must not wait for the "
+		      "resolutions");
+		r = cmc_get_event(nr, &ev, 0);
+		CHECK(r == -EAGAIN, "a second event for the no-route id");
+		cmc_destroy_id(unr);
+	}
+
 	/* Exactly one clean failure each. */
 	while (got < 2 && u4 && u6) {
 		double left = FAIL_WAIT_MS - (now_ms() - t_start);
@@ -326,12 +360,12 @@ int main(int argc, char **argv)
 	r = cmc_get_event(un, &ev, 1000);
 	CHECK(r == -EAGAIN, "an event after the failures: %s",
 	      r ? cmc_strerror(r) : cmc_event_str(ev->type));
-	CHECK(counter(q, "mad_tx_unreachable") >= 2, "mad_tx_unreachable");
+	CHECK(counter(q, "mad_tx_unreachable") >= 3, "mad_tx_unreachable");
 	CHECK(counter(q, "neigh_failed") == 2, "neigh_failed %" PRId64,
 	      counter(q, "neigh_failed"));
 	CHECK(counter(q, "neigh_resolutions") == 2,
 	      "neigh_resolutions %" PRId64, counter(q, "neigh_resolutions"));
-	CHECK(counter(q, "unreachable") == 2, "unreachable %" PRId64,
+	CHECK(counter(q, "unreachable") == 3, "unreachable %" PRId64,
 	      counter(q, "unreachable"));
 	CHECK(counter(q, "neigh_pending") == 0, "neigh_pending");
 	CHECK(counter(q, "conns_req_sent") == 0, "conns_req_sent %" PRId64,
@@ -358,6 +392,7 @@ int main(int argc, char **argv)
 	       counter(q, "neigh_resolutions"), counter(q, "neigh_failed"),
 	       counter(q, "unreachable"));
 	cmc_close(un);
+	cmc_close(nr);
 	cmc_close(q);
 	cmc_close(cl);
 	cmc_close(sv);

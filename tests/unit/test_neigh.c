@@ -345,11 +345,66 @@ static void test_core_local_and_valid(void **state)
 	assert_int_equal(fk.routes, 4);
 	assert_int_equal(fk.solicits, 0);
 	assert_int_equal(fk.nrel, 0);
-	/* No route: the error, at once. */
+	neigh_core_free(nb);
+	log_set_sink(NULL, NULL);
+}
+
+static int unroutable_notices;
+
+static void f_sink_route(void *ctx, enum log_level level, const char *line)
+{
+	if (level == LOG_LVL_NOTICE &&
+	    strstr(line, "rxe1 port 1: no route to 192.0.2.4"))
+		unroutable_notices++;
+}
+
+static void test_core_unroutable(void **state)
+{
+	struct neigh *nb = f_new();
+	struct neigh_dst d = dst4();
+	uint8_t item = 1;
+
+	(void)state;
+	unroutable_notices = 0;
+	log_set_sink(f_sink_route, NULL);
+	snprintf(d.label, sizeof(d.label), "rxe1 port 1");
 	fk.route_err = -ENETUNREACH;
 	d.dst[3] = 4;
-	assert_int_equal(neigh_submit(nb, &d, &item, 1, 0, 0), -ENETUNREACH);
+	/*
+	 * No route: held, not failed inside the call (the engine's send
+	 * callback must not be called back), and the timer asked for at
+	 * once.
+	 */
+	assert_int_equal(neigh_submit(nb, &d, &item, 1, 3, 100), NEIGH_HELD);
+	assert_int_equal(fk.nrel, 0);
+	assert_true(fk.armed <= 100);
 	assert_int_equal(neigh_pending(nb), 0);
+	assert_int_equal(fk.solicits, 0);
+	/* The loop's next turn: failed with the route's error. */
+	neigh_run_timers(nb, 101);
+	assert_int_equal(fk.nrel, 1);
+	assert_int_equal(fk.rel[0].err, -ENETUNREACH);
+	assert_int_equal(fk.rel[0].tag, 3);
+	assert_true(fk.armed == NEIGH_NEVER);
+	/* Retransmissions and other connects within the period fail the
+	 * same way without asking again, and without another line. */
+	item = 2;
+	assert_int_equal(neigh_submit(nb, &d, &item, 1, 4, 200), NEIGH_HELD);
+	assert_true(fk.armed <= 200);
+	neigh_run_timers(nb, 201);
+	assert_int_equal(fk.nrel, 2);
+	assert_int_equal(fk.rel[1].err, -ENETUNREACH);
+	assert_int_equal(fk.rel[1].first, 2);
+	assert_int_equal(fk.routes, 1);
+	assert_int_equal(unroutable_notices, 1);
+	assert_int_equal(neigh_counters(nb)->unroutable, 1);
+	/* After it, asked again: a route that came back is used. */
+	fk.route_err = 0;
+	fk.local = true;
+	assert_int_equal(
+		neigh_submit(nb, &d, &item, 1, 4, 100 + NEIGH_FRESH_NS), 0);
+	assert_int_equal(fk.routes, 2);
+	assert_int_equal(fk.nrel, 2);
 	neigh_core_free(nb);
 	log_set_sink(NULL, NULL);
 }
@@ -458,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_parse_route),
 		cmocka_unit_test(test_parse_neigh),
 		cmocka_unit_test(test_core_local_and_valid),
+		cmocka_unit_test(test_core_unroutable),
 		cmocka_unit_test(test_core_resolved_in_order),
 		cmocka_unit_test(test_core_failed),
 	};
