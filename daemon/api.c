@@ -66,12 +66,18 @@ static void id_del(struct cmd *cmd, struct api_id *a)
 	free(a);
 }
 
+/* Both enums come from cm_states.def; this says so to the compiler. */
+#define CM_STATE(NAME, value)                                                  \
+	_Static_assert((int)ENG_STATE_##NAME == (int)CMP_STATE_##NAME, #NAME);
+#define CM_LAP_STATE(NAME, ENG, value, text)                                   \
+	_Static_assert((int)ENG_LAP_##ENG == (int)CMP_LAP_STATE_##NAME, #NAME);
+#include "cm_states.def"
+
 static enum cmp_state state_of(struct cmd *cmd, uint32_t id)
 {
 	enum eng_state s = ENG_STATE_IDLE;
 
 	eng_id_state(cmd->eng, id, &s);
-	/* enum eng_state follows the IBTA order, as enum cmp_state does. */
 	return (enum cmp_state)s;
 }
 
