@@ -159,6 +159,22 @@ _Static_assert(CMC_REQ_PRIVATE_DATA_SIZE == CM_REQ_PRIVATE_DATA_SIZE &&
 		       CMC_DEV_NAME_SIZE == CMP_DEV_NAME_SIZE &&
 		       CMC_NAME_MAX + 1 == CMP_CLIENT_NAME_SIZE,
 	       "public limits are the protocol's");
+/* The public states are the protocol's, row by row (cm_states.def). */
+#define CM_STATE(NAME, value)                                                  \
+	_Static_assert((int)CMC_STATE_##NAME == (int)CMP_STATE_##NAME,         \
+		       "CMC_STATE_" #NAME);
+#define CM_LAP_STATE(NAME, ENG, value, text)                                   \
+	_Static_assert((int)CMC_LAP_STATE_##NAME == (int)CMP_LAP_STATE_##NAME, \
+		       "CMC_LAP_STATE_" #NAME);
+#include "cm_states.def"
+/* And the public event types the protocol's (cmp_msgs.def). */
+#define CMP_EVENT(NAME, member, code, body)                                    \
+	_Static_assert((int)CMC_EVENT_##NAME == (int)CMP_EVENT_##NAME,         \
+		       "CMC_EVENT_" #NAME);
+#define CMP_EVENT_ALIAS(NAME, member, code, body)                              \
+	CMP_EVENT(NAME, member, code, body)
+#define CMP_EVENT_EMPTY(NAME, code) CMP_EVENT(NAME, none, code, none)
+#include "cmp_msgs.def"
 _Static_assert((int)CMC_EVENT_DEVICE_REMOVAL == (int)CMP_EVENT_MAX &&
 		       (int)CMC_STATE_SIDR_REQ_RCVD == (int)CMP_STATE_MAX &&
 		       (int)CMC_QP_UD == (int)CMP_QP_TYPE_UD &&

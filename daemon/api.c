@@ -66,12 +66,18 @@ static void id_del(struct cmd *cmd, struct api_id *a)
 	free(a);
 }
 
+/* Both enums come from cm_states.def; this says so to the compiler. */
+#define CM_STATE(NAME, value)                                                  \
+	_Static_assert((int)ENG_STATE_##NAME == (int)CMP_STATE_##NAME, #NAME);
+#define CM_LAP_STATE(NAME, ENG, value, text)                                   \
+	_Static_assert((int)ENG_LAP_##ENG == (int)CMP_LAP_STATE_##NAME, #NAME);
+#include "cm_states.def"
+
 static enum cmp_state state_of(struct cmd *cmd, uint32_t id)
 {
 	enum eng_state s = ENG_STATE_IDLE;
 
 	eng_id_state(cmd->eng, id, &s);
-	/* enum eng_state follows the IBTA order, as enum cmp_state does. */
 	return (enum cmp_state)s;
 }
 
@@ -81,24 +87,14 @@ static void pd_copy(uint8_t *dst, size_t size, const uint8_t *src, size_t len)
 	memcpy(dst, src, len < size ? len : size);
 }
 
-/* HELLO and CREATE_ID aside, every request names an id of its client. */
+/* The id a request acts on (cmp_msgs.def: CMP_F_ID), or CMP_ID_NONE. */
 static uint32_t request_id(const struct cmp_msg *req)
 {
-	uint32_t id;
+	uint32_t id = CMP_ID_NONE;
 
-	switch ((enum cmp_type)req->hdr.type) {
-	case CMP_TYPE_HELLO:
-	case CMP_TYPE_CREATE_ID:
-	case CMP_TYPE_LIST:
-	case CMP_TYPE_COUNTERS:
-	case CMP_TYPE_PORTS:
-	case CMP_TYPE_CAPTURE:
-		return CMP_ID_NONE;
-	default:
-		break;
-	}
 	/* Every body that names an id starts with it (cmp.h). */
-	memcpy(&id, req->body, sizeof(id));
+	if (cmp_type_has_id(req->hdr.type))
+		memcpy(&id, req->body, sizeof(id));
 	return id;
 }
 
@@ -757,8 +753,6 @@ static int do_counters(struct cmd *cmd, struct srv_client *c,
 	case CMP_COUNTER_SCOPE_CLIENT:
 		counters_client(cmd, c, &set);
 		break;
-	default:
-		return -EINVAL;
 	}
 	if (rc)
 		return rc;
@@ -849,72 +843,162 @@ static int do_ports(struct cmd *cmd, const struct cmp_ports *r,
 	return 0;
 }
 
+/*
+ * One handler a request, named after its row in cmp_msgs.def; a for the
+ * requests that name an id (already checked to be the client's), now the
+ * loop's time.
+ */
+#define API_HANDLER(member)                                                    \
+	static int api_##member(struct cmd *cmd, struct srv_client *c,         \
+				struct api_id *a, const struct cmp_msg *req,   \
+				struct cmp_msg *reply, uint64_t now)
+
+/* The server answers HELLO itself (server.c); it never comes here. */
+API_HANDLER(hello)
+{
+	return -EPROTO;
+}
+
+API_HANDLER(create_id)
+{
+	return do_create(cmd, c, &req->create_id, reply);
+}
+
+API_HANDLER(destroy_id)
+{
+	int rc = eng_destroy(cmd->eng, a->id, now);
+
+	id_del(cmd, a);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+API_HANDLER(set_context)
+{
+	int rc = eng_set_context(cmd->eng, a->id, req->set_context.context);
+
+	if (!rc)
+		a->info.context = req->set_context.context;
+	return rc;
+}
+
+API_HANDLER(listen)
+{
+	return do_listen(cmd, a, &req->listen);
+}
+
+/* CONNECT with id CMP_ID_NONE creates its id. */
+API_HANDLER(connect)
+{
+	if (!a)
+		return do_connect_new(cmd, c, &req->connect, reply);
+	return do_connect(cmd, a, &req->connect);
+}
+
+API_HANDLER(accept)
+{
+	return do_accept(cmd, a, &req->accept);
+}
+
+API_HANDLER(reject)
+{
+	return do_reject(cmd, a, &req->reject);
+}
+
+API_HANDLER(rtu)
+{
+	return do_rtu(cmd, a, &req->rtu);
+}
+
+API_HANDLER(notify_established)
+{
+	return eng_establish(cmd->eng, a->id, now);
+}
+
+API_HANDLER(mra)
+{
+	return eng_mra(cmd->eng, a->id, req->mra.service_timeout, now);
+}
+
+API_HANDLER(disconnect)
+{
+	return eng_disconnect(cmd->eng, a->id, req->disconnect.private_data,
+			      req->disconnect.private_data_len, now);
+}
+
+API_HANDLER(lap)
+{
+	return do_lap(cmd, a, &req->lap);
+}
+
+API_HANDLER(apr)
+{
+	return eng_apr(cmd->eng, a->id, req->apr.ap_status, now);
+}
+
+API_HANDLER(sidr_req)
+{
+	return do_sidr_req(cmd, a, &req->sidr_req);
+}
+
+API_HANDLER(sidr_rep)
+{
+	return do_sidr_rep(cmd, a, &req->sidr_rep);
+}
+
+API_HANDLER(ack_event)
+{
+	return do_ack(cmd, a, &req->ack_event);
+}
+
+API_HANDLER(query_id)
+{
+	return do_query(cmd, a, &reply->query_id_reply);
+}
+
+API_HANDLER(list)
+{
+	return do_list(cmd, c, &req->list, &reply->list_reply);
+}
+
+API_HANDLER(counters)
+{
+	return do_counters(cmd, c, &req->counters, &reply->counters_reply);
+}
+
+API_HANDLER(ports)
+{
+	return do_ports(cmd, &req->ports, &reply->ports_reply);
+}
+
+API_HANDLER(capture)
+{
+	return do_capture(cmd, c, &req->capture);
+}
+
+typedef int api_handler_fn(struct cmd *cmd, struct srv_client *c,
+			   struct api_id *a, const struct cmp_msg *req,
+			   struct cmp_msg *reply, uint64_t now);
+
+/* The dispatch, from cmp_msgs.def: a request without a handler fails to
+ * compile. */
+static api_handler_fn *const api_handlers[CMP_TYPE_REQUEST_MAX + 1] = {
+#define CMP_REQUEST(NAME, member, code, body, reply, flags)                    \
+	[CMP_TYPE_##NAME] = api_##member,
+#include "cmp_msgs.def"
+};
+
 static int dispatch(struct cmd *cmd, struct srv_client *c,
 		    const struct cmp_msg *req, struct cmp_msg *reply)
 {
-	uint64_t now = cmd_now();
-	struct api_id *a = NULL;
 	uint32_t id = request_id(req);
-	int rc;
+	struct api_id *a = NULL;
 
+	/* The decoder passes requests only (cmp_type_is_request). */
+	if (!cmp_type_is_request(req->hdr.type))
+		return -EOPNOTSUPP;
 	if (id != CMP_ID_NONE && !(a = id_of(cmd, c, id)))
 		return -ENOENT;
-	switch ((enum cmp_type)req->hdr.type) {
-	case CMP_TYPE_CREATE_ID:
-		return do_create(cmd, c, &req->create_id, reply);
-	case CMP_TYPE_DESTROY_ID:
-		rc = eng_destroy(cmd->eng, id, now);
-		id_del(cmd, a);
-		return rc == -ENOENT ? 0 : rc;
-	case CMP_TYPE_SET_CONTEXT:
-		rc = eng_set_context(cmd->eng, id, req->set_context.context);
-		if (!rc)
-			a->info.context = req->set_context.context;
-		return rc;
-	case CMP_TYPE_LISTEN:
-		return do_listen(cmd, a, &req->listen);
-	case CMP_TYPE_CONNECT:
-		if (id == CMP_ID_NONE)
-			return do_connect_new(cmd, c, &req->connect, reply);
-		return do_connect(cmd, a, &req->connect);
-	case CMP_TYPE_ACCEPT:
-		return do_accept(cmd, a, &req->accept);
-	case CMP_TYPE_REJECT:
-		return do_reject(cmd, a, &req->reject);
-	case CMP_TYPE_RTU:
-		return do_rtu(cmd, a, &req->rtu);
-	case CMP_TYPE_NOTIFY_ESTABLISHED:
-		return eng_establish(cmd->eng, id, now);
-	case CMP_TYPE_MRA:
-		return eng_mra(cmd->eng, id, req->mra.service_timeout, now);
-	case CMP_TYPE_DISCONNECT:
-		return eng_disconnect(cmd->eng, id,
-				      req->disconnect.private_data,
-				      req->disconnect.private_data_len, now);
-	case CMP_TYPE_LAP:
-		return do_lap(cmd, a, &req->lap);
-	case CMP_TYPE_APR:
-		return eng_apr(cmd->eng, id, req->apr.ap_status, now);
-	case CMP_TYPE_SIDR_REQ:
-		return do_sidr_req(cmd, a, &req->sidr_req);
-	case CMP_TYPE_SIDR_REP:
-		return do_sidr_rep(cmd, a, &req->sidr_rep);
-	case CMP_TYPE_ACK_EVENT:
-		return do_ack(cmd, a, &req->ack_event);
-	case CMP_TYPE_QUERY_ID:
-		return do_query(cmd, a, &reply->query_id_reply);
-	case CMP_TYPE_LIST:
-		return do_list(cmd, c, &req->list, &reply->list_reply);
-	case CMP_TYPE_COUNTERS:
-		return do_counters(cmd, c, &req->counters,
-				   &reply->counters_reply);
-	case CMP_TYPE_PORTS:
-		return do_ports(cmd, &req->ports, &reply->ports_reply);
-	case CMP_TYPE_CAPTURE:
-		return do_capture(cmd, c, &req->capture);
-	default:
-		return -EOPNOTSUPP;
-	}
+	return api_handlers[req->hdr.type](cmd, c, a, req, reply, cmd_now());
 }
 
 void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,

@@ -35,36 +35,20 @@ struct eng_addr {
 };
 
 enum eng_state {
-	ENG_STATE_IDLE,
-	ENG_STATE_LISTEN,
-	ENG_STATE_REQ_SENT,
-	ENG_STATE_REQ_RCVD,
-	ENG_STATE_MRA_REQ_SENT,
-	ENG_STATE_MRA_REQ_RCVD,
-	ENG_STATE_REP_SENT,
-	ENG_STATE_REP_RCVD,
-	ENG_STATE_MRA_REP_SENT,
-	ENG_STATE_MRA_REP_RCVD,
-	ENG_STATE_ESTABLISHED,
-	ENG_STATE_DREQ_SENT,
-	ENG_STATE_DREQ_RCVD,
-	ENG_STATE_TIMEWAIT,
-	ENG_STATE_SIDR_REQ_SENT,
-	ENG_STATE_SIDR_REQ_RCVD,
+#define CM_STATE(NAME, value) ENG_STATE_##NAME = (value),
+#include "cm_states.def"
 	ENG_STATE__COUNT,
 };
 
 /*
  * LAP sub-states inside ESTABLISHED (IBTA 12.8 alternate path loading, the
- * LAP states of the 12.9 state machine): SENT and MRA_LAP_RCVD on the side
- * that sent the LAP, RCVD and MRA_LAP_SENT on the side that owes the APR.
+ * LAP states of the 12.9 state machine), from cm_states.def: SENT and
+ * MRA_RCVD on the side that sent the LAP, RCVD and MRA_SENT (we MRAed the
+ * peer's LAP) on the side that owes the APR.
  */
 enum eng_lap_state {
-	ENG_LAP_IDLE,
-	ENG_LAP_SENT,
-	ENG_LAP_RCVD,
-	ENG_LAP_MRA_SENT, /* MRA_LAP_SENT: we MRAed the peer's LAP */
-	ENG_LAP_MRA_RCVD, /* MRA_LAP_RCVD: the peer MRAed ours */
+#define CM_LAP_STATE(NAME, ENG, value, text) ENG_LAP_##ENG = (value),
+#include "cm_states.def"
 };
 
 const char *eng_state_name(enum eng_state state);

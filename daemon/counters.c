@@ -51,62 +51,28 @@ const struct eng_counters *eng_counters(const struct eng *eng)
 	return &eng->cnt;
 }
 
+static const char *const eng_state_names[ENG_STATE__COUNT] = {
+#define CM_STATE(NAME, value) [ENG_STATE_##NAME] = #NAME,
+#include "cm_states.def"
+};
+
+static const char *const eng_lap_state_names[] = {
+#define CM_LAP_STATE(NAME, ENG, value, text) [ENG_LAP_##ENG] = text,
+#include "cm_states.def"
+};
+
 const char *eng_state_name(enum eng_state s)
 {
-	switch (s) {
-	case ENG_STATE_IDLE:
-		return "IDLE";
-	case ENG_STATE_LISTEN:
-		return "LISTEN";
-	case ENG_STATE_REQ_SENT:
-		return "REQ_SENT";
-	case ENG_STATE_REQ_RCVD:
-		return "REQ_RCVD";
-	case ENG_STATE_MRA_REQ_SENT:
-		return "MRA_REQ_SENT";
-	case ENG_STATE_MRA_REQ_RCVD:
-		return "MRA_REQ_RCVD";
-	case ENG_STATE_REP_SENT:
-		return "REP_SENT";
-	case ENG_STATE_REP_RCVD:
-		return "REP_RCVD";
-	case ENG_STATE_MRA_REP_SENT:
-		return "MRA_REP_SENT";
-	case ENG_STATE_MRA_REP_RCVD:
-		return "MRA_REP_RCVD";
-	case ENG_STATE_ESTABLISHED:
-		return "ESTABLISHED";
-	case ENG_STATE_DREQ_SENT:
-		return "DREQ_SENT";
-	case ENG_STATE_DREQ_RCVD:
-		return "DREQ_RCVD";
-	case ENG_STATE_TIMEWAIT:
-		return "TIMEWAIT";
-	case ENG_STATE_SIDR_REQ_SENT:
-		return "SIDR_REQ_SENT";
-	case ENG_STATE_SIDR_REQ_RCVD:
-		return "SIDR_REQ_RCVD";
-	case ENG_STATE__COUNT:
-		break;
-	}
-	return "?";
+	unsigned int i = (unsigned int)s;
+
+	return i < ENG_STATE__COUNT ? eng_state_names[i] : "?";
 }
 
 const char *eng_lap_state_name(enum eng_lap_state lap)
 {
-	switch (lap) {
-	case ENG_LAP_IDLE:
-		return "IDLE";
-	case ENG_LAP_SENT:
-		return "LAP_SENT";
-	case ENG_LAP_RCVD:
-		return "LAP_RCVD";
-	case ENG_LAP_MRA_SENT:
-		return "MRA_LAP_SENT";
-	case ENG_LAP_MRA_RCVD:
-		return "MRA_LAP_RCVD";
-	}
-	return "?";
+	unsigned int i = (unsigned int)lap;
+
+	return i <= ENG_LAP_MRA_RCVD ? eng_lap_state_names[i] : "?";
 }
 
 const char *eng_event_name(enum eng_event_type t)

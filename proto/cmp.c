@@ -88,162 +88,20 @@ static bool cmp_status_ok(int32_t status)
 	return status <= 0 && status >= -CMP_ERRNO_MAX;
 }
 
-/*
- * The body size of a type, or for the types whose size varies (LIST_REPLY,
- * COUNTERS_REPLY, PORTS_REPLY, EVENT) the size of their fixed part. -1 for
- * a value that names no type, which is how the decoder tells known types
- * from unknown.
- */
-static int cmp_fixed_size(unsigned int type)
-{
-	switch ((enum cmp_type)type) {
-	case CMP_TYPE_HELLO:
-		return sizeof(struct cmp_hello);
-	case CMP_TYPE_HELLO_REPLY:
-		return sizeof(struct cmp_hello_reply);
-	case CMP_TYPE_CREATE_ID:
-		return sizeof(struct cmp_create_id);
-	case CMP_TYPE_CREATE_ID_REPLY:
-		return sizeof(struct cmp_create_id_reply);
-	case CMP_TYPE_DESTROY_ID:
-	case CMP_TYPE_NOTIFY_ESTABLISHED:
-	case CMP_TYPE_QUERY_ID:
-		return sizeof(struct cmp_id_ref);
-	case CMP_TYPE_SET_CONTEXT:
-		return sizeof(struct cmp_set_context);
-	case CMP_TYPE_LISTEN:
-		return sizeof(struct cmp_listen);
-	case CMP_TYPE_CONNECT:
-		return sizeof(struct cmp_connect);
-	case CMP_TYPE_ACCEPT:
-		return sizeof(struct cmp_accept);
-	case CMP_TYPE_REJECT:
-		return sizeof(struct cmp_reject);
-	case CMP_TYPE_RTU:
-		return sizeof(struct cmp_rtu);
-	case CMP_TYPE_MRA:
-		return sizeof(struct cmp_mra);
-	case CMP_TYPE_DISCONNECT:
-		return sizeof(struct cmp_disconnect);
-	case CMP_TYPE_LAP:
-		return sizeof(struct cmp_lap);
-	case CMP_TYPE_APR:
-		return sizeof(struct cmp_apr);
-	case CMP_TYPE_SIDR_REQ:
-		return sizeof(struct cmp_sidr_req);
-	case CMP_TYPE_SIDR_REP:
-		return sizeof(struct cmp_sidr_rep);
-	case CMP_TYPE_ACK_EVENT:
-		return sizeof(struct cmp_ack_event);
-	case CMP_TYPE_QUERY_ID_REPLY:
-		return sizeof(struct cmp_query_id_reply);
-	case CMP_TYPE_LIST:
-		return sizeof(struct cmp_list);
-	case CMP_TYPE_LIST_REPLY:
-		return offsetof(struct cmp_list_reply, entries);
-	case CMP_TYPE_COUNTERS:
-		return sizeof(struct cmp_counters);
-	case CMP_TYPE_COUNTERS_REPLY:
-		return offsetof(struct cmp_counters_reply, entries);
-	case CMP_TYPE_PORTS:
-		return sizeof(struct cmp_ports);
-	case CMP_TYPE_PORTS_REPLY:
-		return offsetof(struct cmp_ports_reply, entries);
-	case CMP_TYPE_CAPTURE:
-		return sizeof(struct cmp_capture);
-	case CMP_TYPE_EVENT:
-		return offsetof(struct cmp_event, req_received);
-	case CMP_TYPE_DESTROY_ID_REPLY:
-	case CMP_TYPE_SET_CONTEXT_REPLY:
-	case CMP_TYPE_LISTEN_REPLY:
-	case CMP_TYPE_CONNECT_REPLY:
-	case CMP_TYPE_ACCEPT_REPLY:
-	case CMP_TYPE_REJECT_REPLY:
-	case CMP_TYPE_RTU_REPLY:
-	case CMP_TYPE_NOTIFY_ESTABLISHED_REPLY:
-	case CMP_TYPE_MRA_REPLY:
-	case CMP_TYPE_DISCONNECT_REPLY:
-	case CMP_TYPE_LAP_REPLY:
-	case CMP_TYPE_APR_REPLY:
-	case CMP_TYPE_SIDR_REQ_REPLY:
-	case CMP_TYPE_SIDR_REP_REPLY:
-	case CMP_TYPE_ACK_EVENT_REPLY:
-	case CMP_TYPE_CAPTURE_REPLY:
-		return sizeof(struct cmp_reply);
-	}
-	return -1;
-}
-
-ssize_t cmp_event_body_size(enum cmp_event_type type)
-{
-	switch (type) {
-	case CMP_EVENT_REQ_RECEIVED:
-		return sizeof(struct cmp_ev_req);
-	case CMP_EVENT_REP_RECEIVED:
-		return sizeof(struct cmp_ev_rep);
-	case CMP_EVENT_ESTABLISHED:
-		return sizeof(struct cmp_ev_established);
-	case CMP_EVENT_REJ_RECEIVED:
-		return sizeof(struct cmp_ev_rej);
-	case CMP_EVENT_CONNECT_ERROR:
-		return sizeof(struct cmp_ev_connect_error);
-	case CMP_EVENT_MRA_RECEIVED:
-		return sizeof(struct cmp_ev_mra);
-	case CMP_EVENT_DREQ_RECEIVED:
-		return sizeof(struct cmp_ev_dreq);
-	case CMP_EVENT_DREP_RECEIVED:
-		return sizeof(struct cmp_ev_drep);
-	case CMP_EVENT_DISCONNECT_TIMEOUT:
-	case CMP_EVENT_TIMEWAIT_EXIT:
-		return 0;
-	case CMP_EVENT_LAP_RECEIVED:
-		return sizeof(struct cmp_ev_lap);
-	case CMP_EVENT_APR_RECEIVED:
-		return sizeof(struct cmp_ev_apr);
-	case CMP_EVENT_SIDR_REQ_RECEIVED:
-		return sizeof(struct cmp_ev_sidr_req);
-	case CMP_EVENT_SIDR_REP_RECEIVED:
-		return sizeof(struct cmp_ev_sidr_rep);
-	case CMP_EVENT_PORT_ERROR:
-	case CMP_EVENT_DEVICE_REMOVAL:
-		return sizeof(struct cmp_ev_port);
-	}
-	return -1;
-}
-
-/*
- * The body length *msg needs: its type's size, plus its entries or its
- * event body. Reads only the count or event type, which it checks first.
- */
-static int cmp_body_len(const struct cmp_msg *msg, size_t *len,
-			const char **why)
-{
-	int fixed = cmp_fixed_size(msg->hdr.type);
-	ssize_t ev;
-
-	if (fixed < 0)
-		CMP_BAD("message type unknown");
-	*len = (size_t)fixed;
-	if (msg->hdr.type == CMP_TYPE_LIST_REPLY) {
-		if (msg->list_reply.count > CMP_LIST_BATCH_MAX)
-			CMP_BAD("LIST_REPLY count over the batch maximum");
-		*len += msg->list_reply.count * sizeof(struct cmp_list_entry);
-	} else if (msg->hdr.type == CMP_TYPE_COUNTERS_REPLY) {
-		if (msg->counters_reply.count > CMP_COUNTERS_BATCH_MAX)
-			CMP_BAD("COUNTERS_REPLY count over the batch maximum");
-		*len += msg->counters_reply.count * sizeof(struct cmp_counter);
-	} else if (msg->hdr.type == CMP_TYPE_PORTS_REPLY) {
-		if (msg->ports_reply.count > CMP_PORTS_BATCH_MAX)
-			CMP_BAD("PORTS_REPLY count over the batch maximum");
-		*len += msg->ports_reply.count * sizeof(struct cmp_port_entry);
-	} else if (msg->hdr.type == CMP_TYPE_EVENT) {
-		ev = cmp_event_body_size(msg->event.type);
-		if (ev < 0)
-			CMP_BAD("EVENT type unknown");
-		*len += (size_t)ev;
-	}
-	return 0;
-}
+/* The per-type table, filled in below from cmp_msgs.def. */
+struct cmp_type_desc {
+	const char *name; /* NULL: no such type */
+	size_t size; /* the body, or the fixed part of a batch or EVENT */
+	/* The body's content; NULL: nothing beyond the common checks. */
+	int (*check)(const struct cmp_msg *msg, const char **why);
+	unsigned int flags; /* CMP_F_*, requests */
+	bool plain; /* a reply that is the bare struct cmp_reply */
+	/* Batch replies: where the count is, an entry's size, the limit. */
+	size_t count_off, entry_size;
+	uint32_t batch_max;
+	const char *batch_why;
+};
+static const struct cmp_type_desc *cmp_desc(unsigned int type);
 
 /*
  * Version and type first, because the rest of a message means nothing in
@@ -260,7 +118,7 @@ static int cmp_check_hdr(const struct cmp_hdr *hdr, const char **why)
 		   hdr->version > CMP_VERSION_MAX) {
 		CMP_FAIL(EPROTO, "protocol version not supported");
 	}
-	if (cmp_fixed_size(hdr->type) < 0)
+	if (!cmp_desc(hdr->type))
 		CMP_BAD("message type unknown");
 	if (hdr->rsvd0)
 		CMP_BAD("header reserved bytes not zero");
@@ -384,8 +242,10 @@ static int cmp_check_path_set(const struct cmp_path_set *p, const char **why)
 	return 0;
 }
 
-static int cmp_check_hello(const struct cmp_hello *m, const char **why)
+static int cmp_check_hello(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_hello *m = &msg->hello;
+
 	if (m->min_version == 0)
 		CMP_BAD("HELLO minimum version is zero");
 	if (m->min_version > m->max_version)
@@ -395,9 +255,10 @@ static int cmp_check_hello(const struct cmp_hello *m, const char **why)
 	return 0;
 }
 
-static int cmp_check_hello_reply(const struct cmp_hello_reply *m,
-				 const char **why)
+static int cmp_check_hello_reply(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_hello_reply *m = &msg->hello_reply;
+
 	if (m->min_version == 0)
 		CMP_BAD("HELLO_REPLY minimum version is zero");
 	if (m->min_version > m->max_version)
@@ -414,9 +275,9 @@ static int cmp_check_hello_reply(const struct cmp_hello_reply *m,
 	return 0;
 }
 
-static int cmp_check_connect(const struct cmp_connect *m, uint16_t flags,
-			     const char **why)
+static int cmp_check_connect(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_connect *m = &msg->connect;
 	int ret;
 
 	CMP_RANGE(m->local_qpn, 2, CMP_QPN_MAX, "CONNECT local QPN");
@@ -445,7 +306,7 @@ static int cmp_check_connect(const struct cmp_connect *m, uint16_t flags,
 		    m->qp_type != CMP_QP_TYPE_UC)
 			CMP_BAD("CONNECT creating its id: QP type not RC or "
 				"UC");
-		if (flags & CMP_HDR_NOREPLY)
+		if (msg->hdr.flags & CMP_HDR_NOREPLY)
 			CMP_BAD("CONNECT creating its id with NOREPLY");
 	} else {
 		if (m->qp_type)
@@ -461,8 +322,10 @@ static int cmp_check_connect(const struct cmp_connect *m, uint16_t flags,
 	return ret;
 }
 
-static int cmp_check_accept(const struct cmp_accept *m, const char **why)
+static int cmp_check_accept(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_accept *m = &msg->accept;
+
 	CMP_RANGE(m->local_qpn, 2, CMP_QPN_MAX, "ACCEPT local QPN");
 	CMP_MAX(m->start_psn, CMP_PSN_MAX, "ACCEPT starting PSN");
 	CMP_MAX(m->target_ack_delay, CMP_TIMEOUT_MAX,
@@ -475,8 +338,10 @@ static int cmp_check_accept(const struct cmp_accept *m, const char **why)
 	return 0;
 }
 
-static int cmp_check_reject(const struct cmp_reject *m, const char **why)
+static int cmp_check_reject(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_reject *m = &msg->reject;
+
 	CMP_RANGE(m->reason, CM_REJ_NO_QP, CM_REJ_REASON_MAX, "REJECT reason");
 	CMP_DATA(m->ari_len, m->ari, "REJECT ARI");
 	CMP_DATA(m->private_data_len, m->private_data, "REJECT private data");
@@ -484,15 +349,19 @@ static int cmp_check_reject(const struct cmp_reject *m, const char **why)
 	return 0;
 }
 
-static int cmp_check_lap(const struct cmp_lap *m, const char **why)
+static int cmp_check_lap(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_lap *m = &msg->lap;
+
 	CMP_RSVD(m->rsvd0, "LAP");
 	CMP_DATA(m->private_data_len, m->private_data, "LAP private data");
 	return cmp_check_path(&m->alt_path, why);
 }
 
-static int cmp_check_apr(const struct cmp_apr *m, const char **why)
+static int cmp_check_apr(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_apr *m = &msg->apr;
+
 	CMP_MAX(m->ap_status, CM_APR_STATUS_MAX, "APR status");
 	CMP_DATA(m->info_len, m->info, "APR additional info");
 	CMP_DATA(m->private_data_len, m->private_data, "APR private data");
@@ -501,8 +370,10 @@ static int cmp_check_apr(const struct cmp_apr *m, const char **why)
 	return 0;
 }
 
-static int cmp_check_sidr_req(const struct cmp_sidr_req *m, const char **why)
+static int cmp_check_sidr_req(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_sidr_req *m = &msg->sidr_req;
+
 	int ret;
 
 	CMP_MAX(m->max_cm_retries, CMP_CM_RETRIES_MAX,
@@ -519,8 +390,10 @@ static int cmp_check_sidr_req(const struct cmp_sidr_req *m, const char **why)
 	return ret;
 }
 
-static int cmp_check_sidr_rep(const struct cmp_sidr_rep *m, const char **why)
+static int cmp_check_sidr_rep(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_sidr_rep *m = &msg->sidr_rep;
+
 	CMP_MAX(m->status, CM_SIDR_STATUS_MAX, "SIDR_REP status");
 	CMP_MAX(m->qpn, CMP_QPN_MAX, "SIDR_REP QPN");
 	CMP_RSVD(m->rsvd0, "SIDR_REP");
@@ -528,8 +401,10 @@ static int cmp_check_sidr_rep(const struct cmp_sidr_rep *m, const char **why)
 	return 0;
 }
 
-static int cmp_check_counters(const struct cmp_counters *m, const char **why)
+static int cmp_check_counters(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_counters *m = &msg->counters;
+
 	CMP_RSVD(m->rsvd0, "COUNTERS");
 	CMP_STR(m->dev_name, "COUNTERS device name");
 	switch ((enum cmp_counter_scope)m->scope) {
@@ -546,8 +421,10 @@ static int cmp_check_counters(const struct cmp_counters *m, const char **why)
 	CMP_BAD("COUNTERS scope unknown");
 }
 
-static int cmp_check_capture(const struct cmp_capture *m, const char **why)
+static int cmp_check_capture(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_capture *m = &msg->capture;
+
 	CMP_RANGE(m->op, CMP_CAPTURE_START, CMP_CAPTURE_OP_MAX, "CAPTURE op");
 	CMP_RSVD(m->rsvd0, "CAPTURE");
 	CMP_STR(m->path, "CAPTURE path");
@@ -596,9 +473,10 @@ static int cmp_check_id_info(const struct cmp_id_info *m, const char **why)
 	return ret;
 }
 
-static int cmp_check_list_reply(const struct cmp_list_reply *m,
-				const char **why)
+static int cmp_check_list_reply(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_list_reply *m = &msg->list_reply;
+
 	for (uint32_t i = 0; i < m->count; i++) {
 		const struct cmp_list_entry *e = &m->entries[i];
 
@@ -650,9 +528,10 @@ static int cmp_check_port_entry(const struct cmp_port_entry *e,
 	return 0;
 }
 
-static int cmp_check_ports_reply(const struct cmp_ports_reply *m,
-				 const char **why)
+static int cmp_check_ports_reply(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_ports_reply *m = &msg->ports_reply;
+
 	for (uint32_t i = 0; i < m->count; i++) {
 		int ret = cmp_check_port_entry(&m->entries[i], why);
 
@@ -662,9 +541,10 @@ static int cmp_check_ports_reply(const struct cmp_ports_reply *m,
 	return 0;
 }
 
-static int cmp_check_counters_reply(const struct cmp_counters_reply *m,
-				    const char **why)
+static int cmp_check_counters_reply(const struct cmp_msg *msg, const char **why)
 {
+	const struct cmp_counters_reply *m = &msg->counters_reply;
+
 	for (uint32_t i = 0; i < m->count; i++) {
 		CMP_STR(m->entries[i].name, "COUNTERS_REPLY counter name");
 		if (!m->entries[i].name[0])
@@ -673,8 +553,10 @@ static int cmp_check_counters_reply(const struct cmp_counters_reply *m,
 	return 0;
 }
 
-static int cmp_check_ev_req(const struct cmp_ev_req *m, const char **why)
+static int cmp_check_ev_req(const struct cmp_event *e, const char **why)
 {
+	const struct cmp_ev_req *m = &e->req_received;
+
 	if (m->listen_id == CMP_ID_NONE)
 		CMP_BAD("REQ_RECEIVED listener id zero");
 	CMP_MAX(m->remote_qpn, CMP_QPN_MAX, "REQ_RECEIVED remote QPN");
@@ -692,8 +574,10 @@ static int cmp_check_ev_req(const struct cmp_ev_req *m, const char **why)
 	return cmp_check_path(&m->path, why);
 }
 
-static int cmp_check_ev_rep(const struct cmp_ev_rep *m, const char **why)
+static int cmp_check_ev_rep(const struct cmp_event *e, const char **why)
 {
+	const struct cmp_ev_rep *m = &e->rep_received;
+
 	CMP_MAX(m->remote_qpn, CMP_QPN_MAX, "REP_RECEIVED remote QPN");
 	CMP_MAX(m->start_psn, CMP_PSN_MAX, "REP_RECEIVED starting PSN");
 	CMP_MAX(m->target_ack_delay, CMP_TIMEOUT_MAX,
@@ -709,8 +593,10 @@ static int cmp_check_ev_rep(const struct cmp_ev_rep *m, const char **why)
 	return cmp_check_path(&m->path, why);
 }
 
-static int cmp_check_ev_rej(const struct cmp_ev_rej *m, const char **why)
+static int cmp_check_ev_rej(const struct cmp_event *e, const char **why)
 {
+	const struct cmp_ev_rej *m = &e->rej_received;
+
 	CMP_RANGE(m->reason, CM_REJ_NO_QP, CM_REJ_REASON_MAX,
 		  "REJ_RECEIVED reason");
 	CMP_DATA(m->ari_len, m->ari, "REJ_RECEIVED ARI");
@@ -722,9 +608,11 @@ static int cmp_check_ev_rej(const struct cmp_ev_rej *m, const char **why)
 	return 0;
 }
 
-static int cmp_check_ev_connect_error(const struct cmp_ev_connect_error *m,
+static int cmp_check_ev_connect_error(const struct cmp_event *e,
 				      const char **why)
 {
+	const struct cmp_ev_connect_error *m = &e->connect_error;
+
 	CMP_RSVD(m->rsvd0, "CONNECT_ERROR");
 	switch ((enum cmp_cm_msg)m->msg) {
 	case CMP_CM_MSG_NONE:
@@ -745,8 +633,10 @@ static int cmp_check_ev_connect_error(const struct cmp_ev_connect_error *m,
 	CMP_BAD("CONNECT_ERROR message not REQ, REP, SIDR_REQ or none");
 }
 
-static int cmp_check_ev_mra(const struct cmp_ev_mra *m, const char **why)
+static int cmp_check_ev_mra(const struct cmp_event *e, const char **why)
 {
+	const struct cmp_ev_mra *m = &e->mra_received;
+
 	CMP_MAX(m->service_timeout, CMP_TIMEOUT_MAX,
 		"MRA_RECEIVED service timeout");
 	CMP_RSVD(m->rsvd0, "MRA_RECEIVED");
@@ -769,8 +659,10 @@ static int cmp_check_ev_mra(const struct cmp_ev_mra *m, const char **why)
 	CMP_BAD("MRA_RECEIVED message not REQ, REP or LAP");
 }
 
-static int cmp_check_ev_apr(const struct cmp_ev_apr *m, const char **why)
+static int cmp_check_ev_apr(const struct cmp_event *e, const char **why)
 {
+	const struct cmp_ev_apr *m = &e->apr_received;
+
 	CMP_MAX(m->ap_status, CM_APR_STATUS_MAX, "APR_RECEIVED status");
 	CMP_DATA(m->info_len, m->info, "APR_RECEIVED additional info");
 	CMP_DATA(m->private_data_len, m->private_data,
@@ -781,11 +673,105 @@ static int cmp_check_ev_apr(const struct cmp_ev_apr *m, const char **why)
 	return 0;
 }
 
-static int cmp_check_event(const struct cmp_event *e, const char **why)
+static int cmp_check_ev_established(const struct cmp_event *e, const char **why)
 {
-	const struct cmp_ev_lap *lap;
-	const struct cmp_ev_sidr_req *sreq;
-	const struct cmp_ev_sidr_rep *srep;
+	CMP_RSVD(e->established.rsvd0, "ESTABLISHED");
+	CMP_DATA(e->established.private_data_len, e->established.private_data,
+		 "ESTABLISHED private data");
+	return 0;
+}
+
+static int cmp_check_ev_dreq(const struct cmp_event *e, const char **why)
+{
+	const struct cmp_ev_dreq *m = &e->dreq_received;
+
+	if (!cmp_zero(m->rsvd0, sizeof(m->rsvd0)) ||
+	    !cmp_zero(m->rsvd1, sizeof(m->rsvd1)))
+		CMP_BAD("DREQ_RECEIVED reserved bytes not zero");
+	CMP_DATA(m->private_data_len, m->private_data,
+		 "DREQ_RECEIVED private data");
+	return 0;
+}
+
+static int cmp_check_ev_drep(const struct cmp_event *e, const char **why)
+{
+	CMP_RSVD(e->drep_received.rsvd0, "DREP_RECEIVED");
+	CMP_DATA(e->drep_received.private_data_len,
+		 e->drep_received.private_data, "DREP_RECEIVED private data");
+	return 0;
+}
+
+static int cmp_check_ev_lap(const struct cmp_event *e, const char **why)
+{
+	const struct cmp_ev_lap *lap = &e->lap_received;
+
+	CMP_RSVD(lap->rsvd0, "LAP_RECEIVED");
+	CMP_DATA(lap->private_data_len, lap->private_data,
+		 "LAP_RECEIVED private data");
+	return cmp_check_path(&lap->alt_path, why);
+}
+
+static int cmp_check_ev_sidr_req(const struct cmp_event *e, const char **why)
+{
+	const struct cmp_ev_sidr_req *sreq = &e->sidr_req_received;
+
+	if (sreq->listen_id == CMP_ID_NONE)
+		CMP_BAD("SIDR_REQ_RECEIVED listener id zero");
+	CMP_RSVD(sreq->rsvd0, "SIDR_REQ_RECEIVED");
+	CMP_DATA(sreq->private_data_len, sreq->private_data,
+		 "SIDR_REQ_RECEIVED private data");
+	return cmp_check_path(&sreq->path, why);
+}
+
+static int cmp_check_ev_sidr_rep(const struct cmp_event *e, const char **why)
+{
+	const struct cmp_ev_sidr_rep *srep = &e->sidr_rep_received;
+
+	CMP_MAX(srep->status, CM_SIDR_STATUS_MAX, "SIDR_REP_RECEIVED status");
+	CMP_MAX(srep->qpn, CMP_QPN_MAX, "SIDR_REP_RECEIVED QPN");
+	CMP_RSVD(srep->rsvd0, "SIDR_REP_RECEIVED");
+	CMP_DATA(srep->private_data_len, srep->private_data,
+		 "SIDR_REP_RECEIVED private data");
+	return cmp_check_path(&srep->path, why);
+}
+
+/* PORT_ERROR and DEVICE_REMOVAL. */
+static int cmp_check_ev_port(const struct cmp_event *e, const char **why)
+{
+	CMP_RSVD(e->port.rsvd0, "port event");
+	CMP_STR(e->port.dev_name, "port event device name");
+	return 0;
+}
+
+/* The per-event table, from cmp_msgs.def. */
+struct cmp_event_desc {
+	const char *name; /* NULL: no such event type */
+	size_t size;
+	int (*check)(const struct cmp_event *e, const char **why);
+};
+
+static const struct cmp_event_desc cmp_events[CMP_EVENT_MAX + 1] = {
+#define CMP_EVENT(NAME, member, code, body)                                    \
+	[CMP_EVENT_##NAME] = { #NAME, sizeof(struct cmp_##body),               \
+			       cmp_check_##body },
+#define CMP_EVENT_ALIAS(NAME, member, code, body)                              \
+	CMP_EVENT(NAME, member, code, body)
+#define CMP_EVENT_EMPTY(NAME, code) [CMP_EVENT_##NAME] = { #NAME, 0, NULL },
+#include "cmp_msgs.def"
+};
+
+static const struct cmp_event_desc *cmp_event_desc(unsigned int type)
+{
+	if (type >= sizeof(cmp_events) / sizeof(cmp_events[0]) ||
+	    !cmp_events[type].name)
+		return NULL;
+	return &cmp_events[type];
+}
+
+static int cmp_check_event(const struct cmp_msg *msg, const char **why)
+{
+	const struct cmp_event *e = &msg->event;
+	const struct cmp_event_desc *d = cmp_event_desc(e->type);
 
 	if (e->id == CMP_ID_NONE)
 		CMP_BAD("EVENT id zero");
@@ -793,96 +779,212 @@ static int cmp_check_event(const struct cmp_event *e, const char **why)
 		CMP_BAD("EVENT reserved bytes not zero");
 	if (!cmp_status_ok(e->status))
 		CMP_BAD("EVENT status not 0 or -errno");
-	switch ((enum cmp_event_type)e->type) {
-	case CMP_EVENT_REQ_RECEIVED:
-		return cmp_check_ev_req(&e->req_received, why);
-	case CMP_EVENT_REP_RECEIVED:
-		return cmp_check_ev_rep(&e->rep_received, why);
-	case CMP_EVENT_ESTABLISHED:
-		CMP_RSVD(e->established.rsvd0, "ESTABLISHED");
-		CMP_DATA(e->established.private_data_len,
-			 e->established.private_data,
-			 "ESTABLISHED private data");
-		return 0;
-	case CMP_EVENT_REJ_RECEIVED:
-		return cmp_check_ev_rej(&e->rej_received, why);
-	case CMP_EVENT_CONNECT_ERROR:
-		return cmp_check_ev_connect_error(&e->connect_error, why);
-	case CMP_EVENT_MRA_RECEIVED:
-		return cmp_check_ev_mra(&e->mra_received, why);
-	case CMP_EVENT_DREQ_RECEIVED:
-		if (!cmp_zero(e->dreq_received.rsvd0,
-			      sizeof(e->dreq_received.rsvd0)) ||
-		    !cmp_zero(e->dreq_received.rsvd1,
-			      sizeof(e->dreq_received.rsvd1)))
-			CMP_BAD("DREQ_RECEIVED reserved bytes not zero");
-		CMP_DATA(e->dreq_received.private_data_len,
-			 e->dreq_received.private_data,
-			 "DREQ_RECEIVED private data");
-		return 0;
-	case CMP_EVENT_DREP_RECEIVED:
-		CMP_RSVD(e->drep_received.rsvd0, "DREP_RECEIVED");
-		CMP_DATA(e->drep_received.private_data_len,
-			 e->drep_received.private_data,
-			 "DREP_RECEIVED private data");
-		return 0;
-	case CMP_EVENT_DISCONNECT_TIMEOUT:
-	case CMP_EVENT_TIMEWAIT_EXIT:
-		return 0;
-	case CMP_EVENT_LAP_RECEIVED:
-		lap = &e->lap_received;
-		CMP_RSVD(lap->rsvd0, "LAP_RECEIVED");
-		CMP_DATA(lap->private_data_len, lap->private_data,
-			 "LAP_RECEIVED private data");
-		return cmp_check_path(&lap->alt_path, why);
-	case CMP_EVENT_APR_RECEIVED:
-		return cmp_check_ev_apr(&e->apr_received, why);
-	case CMP_EVENT_SIDR_REQ_RECEIVED:
-		sreq = &e->sidr_req_received;
-		if (sreq->listen_id == CMP_ID_NONE)
-			CMP_BAD("SIDR_REQ_RECEIVED listener id zero");
-		CMP_RSVD(sreq->rsvd0, "SIDR_REQ_RECEIVED");
-		CMP_DATA(sreq->private_data_len, sreq->private_data,
-			 "SIDR_REQ_RECEIVED private data");
-		return cmp_check_path(&sreq->path, why);
-	case CMP_EVENT_SIDR_REP_RECEIVED:
-		srep = &e->sidr_rep_received;
-		CMP_MAX(srep->status, CM_SIDR_STATUS_MAX,
-			"SIDR_REP_RECEIVED status");
-		CMP_MAX(srep->qpn, CMP_QPN_MAX, "SIDR_REP_RECEIVED QPN");
-		CMP_RSVD(srep->rsvd0, "SIDR_REP_RECEIVED");
-		CMP_DATA(srep->private_data_len, srep->private_data,
-			 "SIDR_REP_RECEIVED private data");
-		return cmp_check_path(&srep->path, why);
-	case CMP_EVENT_PORT_ERROR:
-	case CMP_EVENT_DEVICE_REMOVAL:
-		CMP_RSVD(e->port.rsvd0, "port event");
-		CMP_STR(e->port.dev_name, "port event device name");
-		return 0;
-	}
-	CMP_BAD("EVENT type unknown");
+	if (!d)
+		CMP_BAD("EVENT type unknown");
+	return d->check ? d->check(e, why) : 0;
 }
 
-/* True for the requests whose first member is the id they act on. */
-static bool cmp_type_has_id(enum cmp_type type)
+ssize_t cmp_event_body_size(enum cmp_event_type type)
 {
-	return cmp_type_is_request(type) && type != CMP_TYPE_HELLO &&
-	       type != CMP_TYPE_CREATE_ID && type != CMP_TYPE_LIST &&
-	       type != CMP_TYPE_COUNTERS && type != CMP_TYPE_PORTS &&
-	       type != CMP_TYPE_CAPTURE;
+	const struct cmp_event_desc *d = cmp_event_desc(type);
+
+	return d ? (ssize_t)d->size : -1;
+}
+
+const char *cmp_event_name(enum cmp_event_type type)
+{
+	const struct cmp_event_desc *d = cmp_event_desc(type);
+
+	return d ? d->name : "unknown";
+}
+
+/* The small request checks that need no function of their own above. */
+static int cmp_check_create_id(const struct cmp_msg *msg, const char **why)
+{
+	CMP_RANGE(msg->create_id.qp_type, CMP_QP_TYPE_RC, CMP_QP_TYPE_MAX,
+		  "CREATE_ID QP type");
+	CMP_RSVD(msg->create_id.rsvd0, "CREATE_ID");
+	return 0;
+}
+
+static int cmp_check_create_id_reply(const struct cmp_msg *msg,
+				     const char **why)
+{
+	if (msg->create_id_reply.id == CMP_ID_NONE)
+		CMP_BAD("CREATE_ID_REPLY id zero");
+	return 0;
+}
+
+/* DESTROY_ID, NOTIFY_ESTABLISHED, QUERY_ID. */
+static int cmp_check_id_ref(const struct cmp_msg *msg, const char **why)
+{
+	CMP_RSVD(msg->destroy_id.rsvd0, "id request");
+	return 0;
+}
+
+static int cmp_check_set_context(const struct cmp_msg *msg, const char **why)
+{
+	CMP_RSVD(msg->set_context.rsvd0, "SET_CONTEXT");
+	return 0;
+}
+
+static int cmp_check_listen(const struct cmp_msg *msg, const char **why)
+{
+	if (msg->listen.backlog == 0)
+		CMP_BAD("LISTEN backlog zero");
+	if (msg->listen.service_id & ~msg->listen.service_mask)
+		CMP_BAD("LISTEN service id has bits outside its mask");
+	return cmp_check_sel(&msg->listen.port, why);
+}
+
+static int cmp_check_rtu(const struct cmp_msg *msg, const char **why)
+{
+	CMP_RSVD(msg->rtu.rsvd0, "RTU");
+	CMP_DATA(msg->rtu.private_data_len, msg->rtu.private_data,
+		 "RTU private data");
+	return 0;
+}
+
+static int cmp_check_mra(const struct cmp_msg *msg, const char **why)
+{
+	CMP_MAX(msg->mra.service_timeout, CMP_TIMEOUT_MAX,
+		"MRA service timeout");
+	if (!cmp_zero(msg->mra.rsvd0, sizeof(msg->mra.rsvd0)) ||
+	    !cmp_zero(msg->mra.rsvd1, sizeof(msg->mra.rsvd1)))
+		CMP_BAD("MRA reserved bytes not zero");
+	CMP_DATA(msg->mra.private_data_len, msg->mra.private_data,
+		 "MRA private data");
+	return 0;
+}
+
+static int cmp_check_disconnect(const struct cmp_msg *msg, const char **why)
+{
+	const struct cmp_disconnect *m = &msg->disconnect;
+
+	if (!cmp_zero(m->rsvd0, sizeof(m->rsvd0)) ||
+	    !cmp_zero(m->rsvd1, sizeof(m->rsvd1)))
+		CMP_BAD("DISCONNECT reserved bytes not zero");
+	CMP_DATA(m->private_data_len, m->private_data,
+		 "DISCONNECT private data");
+	return 0;
+}
+
+static int cmp_check_ack_event(const struct cmp_msg *msg, const char **why)
+{
+	if (msg->ack_event.seq == 0)
+		CMP_BAD("ACK_EVENT sequence zero");
+	return 0;
+}
+
+static int cmp_check_query_id_reply(const struct cmp_msg *msg, const char **why)
+{
+	CMP_RSVD(msg->query_id_reply.rsvd0, "QUERY_ID_REPLY");
+	return cmp_check_id_info(&msg->query_id_reply.info, why);
+}
+
+static int cmp_check_list(const struct cmp_msg *msg, const char **why)
+{
+	CMP_RANGE(msg->list.filter, CMP_LIST_FILTER_LISTENERS,
+		  CMP_LIST_FILTER_MAX, "LIST filter");
+	CMP_RSVD(msg->list.rsvd0, "LIST");
+	return 0;
+}
+
+static int cmp_check_ports(const struct cmp_msg *msg, const char **why)
+{
+	return 0;
 }
 
 /*
- * The replies that are a bare struct cmp_reply, whose id member names the
- * request's id: those of the requests that may carry NOREPLY, and
- * CAPTURE's.
+ * The message types, from cmp_msgs.def: each request and its reply, and
+ * EVENT. The reply's size, checker and batch fields come from its kind.
  */
-static bool cmp_reply_is_plain(enum cmp_type type)
-{
-	enum cmp_type request = (enum cmp_type)(type & ~CMP_REPLY_BIT);
+#define CMP_R_SIZE_PLAIN(member) sizeof(struct cmp_reply)
+#define CMP_R_SIZE_FIXED(member) sizeof(struct cmp_##member##_reply)
+#define CMP_R_SIZE_BATCH(member) offsetof(struct cmp_##member##_reply, entries)
+#define CMP_R_CHECK_PLAIN(member) NULL
+#define CMP_R_CHECK_FIXED(member) cmp_check_##member##_reply
+#define CMP_R_CHECK_BATCH(member) cmp_check_##member##_reply
+#define CMP_R_BATCH_PLAIN(NAME, member) 0, 0, 0, NULL
+#define CMP_R_BATCH_FIXED(NAME, member) 0, 0, 0, NULL
+#define CMP_R_ENTRIES(member) (((struct cmp_##member##_reply *)0)->entries)
+#define CMP_R_BATCH_BATCH(NAME, member)                                        \
+	offsetof(struct cmp_##member##_reply, count),                          \
+		sizeof(CMP_R_ENTRIES(member)[0]),                              \
+		sizeof(CMP_R_ENTRIES(member)) /                                \
+			sizeof(CMP_R_ENTRIES(member)[0]),                      \
+		#NAME "_REPLY count over the batch maximum"
 
-	return (type & CMP_REPLY_BIT) &&
-	       (cmp_noreply_allowed(request) || request == CMP_TYPE_CAPTURE);
+static const struct cmp_type_desc
+	cmp_types[(CMP_REPLY_BIT | CMP_TYPE_REQUEST_MAX) + 1] = {
+#define CMP_REQUEST(NAME, member, code, body, reply, flags)                    \
+	[CMP_TYPE_##NAME] = { #NAME,                                           \
+			      sizeof(struct cmp_##body),                       \
+			      cmp_check_##body,                                \
+			      flags,                                           \
+			      false,                                           \
+			      0,                                               \
+			      0,                                               \
+			      0,                                               \
+			      NULL },                                          \
+	[CMP_TYPE_##NAME##_REPLY] = { #NAME "_REPLY",                          \
+				      CMP_R_SIZE_##reply(member),              \
+				      CMP_R_CHECK_##reply(member),             \
+				      0,                                       \
+				      CMP_REPLY_IS_##reply,                    \
+				      CMP_R_BATCH_##reply(NAME, member) },
+#include "cmp_msgs.def"
+		[CMP_TYPE_EVENT] = { "EVENT",
+				     offsetof(struct cmp_event, req_received),
+				     cmp_check_event, 0, false, 0, 0, 0, NULL },
+	};
+
+static const struct cmp_type_desc *cmp_desc(unsigned int type)
+{
+	if (type >= sizeof(cmp_types) / sizeof(cmp_types[0]) ||
+	    !cmp_types[type].name)
+		return NULL;
+	return &cmp_types[type];
+}
+
+unsigned int cmp_request_flags(unsigned int type)
+{
+	return cmp_type_is_request(type) ? cmp_types[type].flags : 0;
+}
+
+const char *cmp_type_name(enum cmp_type type)
+{
+	const struct cmp_type_desc *d = cmp_desc(type);
+
+	return d ? d->name : "unknown";
+}
+
+/*
+ * The body length *msg needs: its type's size, plus its entries or its
+ * event body. Reads only the count or event type, which it checks first.
+ */
+static int cmp_body_len(const struct cmp_msg *msg, size_t *len,
+			const char **why)
+{
+	const struct cmp_type_desc *d = cmp_desc(msg->hdr.type);
+	uint32_t count;
+	ssize_t ev;
+
+	if (!d)
+		CMP_BAD("message type unknown");
+	*len = d->size;
+	if (d->entry_size) {
+		memcpy(&count, msg->body + d->count_off, sizeof(count));
+		if (count > d->batch_max)
+			CMP_BAD(d->batch_why);
+		*len += count * d->entry_size;
+	} else if (msg->hdr.type == CMP_TYPE_EVENT) {
+		ev = cmp_event_body_size(msg->event.type);
+		if (ev < 0)
+			CMP_BAD("EVENT type unknown");
+		*len += (size_t)ev;
+	}
+	return 0;
 }
 
 /* The body's content, once its length is known to be body_len. */
@@ -890,6 +992,7 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 			  const char **why)
 {
 	enum cmp_type type = (enum cmp_type)msg->hdr.type;
+	const struct cmp_type_desc *d = cmp_desc(type);
 
 	/* CONNECT with id CMP_ID_NONE creates its id (cmp_check_connect). */
 	if (cmp_type_has_id(type) && type != CMP_TYPE_CONNECT &&
@@ -898,9 +1001,8 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 	if (type & CMP_REPLY_BIT) {
 		/* A plain reply keeps its id on failure: that is when the
 		 * client needs it (cmp.h, struct cmp_reply). */
-		size_t keep = cmp_reply_is_plain(type) ?
-				      sizeof(struct cmp_reply) :
-				      sizeof(int32_t);
+		size_t keep =
+			d->plain ? sizeof(struct cmp_reply) : sizeof(int32_t);
 
 		if (!cmp_status_ok(msg->reply.status))
 			CMP_BAD("reply status not 0 or -errno");
@@ -912,117 +1014,7 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 		}
 	}
 
-	switch (type) {
-	case CMP_TYPE_HELLO:
-		return cmp_check_hello(&msg->hello, why);
-	case CMP_TYPE_HELLO_REPLY:
-		return cmp_check_hello_reply(&msg->hello_reply, why);
-	case CMP_TYPE_CREATE_ID:
-		CMP_RANGE(msg->create_id.qp_type, CMP_QP_TYPE_RC,
-			  CMP_QP_TYPE_MAX, "CREATE_ID QP type");
-		CMP_RSVD(msg->create_id.rsvd0, "CREATE_ID");
-		return 0;
-	case CMP_TYPE_CREATE_ID_REPLY:
-		if (msg->create_id_reply.id == CMP_ID_NONE)
-			CMP_BAD("CREATE_ID_REPLY id zero");
-		return 0;
-	case CMP_TYPE_DESTROY_ID:
-	case CMP_TYPE_NOTIFY_ESTABLISHED:
-	case CMP_TYPE_QUERY_ID:
-		CMP_RSVD(msg->destroy_id.rsvd0, "id request");
-		return 0;
-	case CMP_TYPE_SET_CONTEXT:
-		CMP_RSVD(msg->set_context.rsvd0, "SET_CONTEXT");
-		return 0;
-	case CMP_TYPE_LISTEN:
-		if (msg->listen.backlog == 0)
-			CMP_BAD("LISTEN backlog zero");
-		if (msg->listen.service_id & ~msg->listen.service_mask)
-			CMP_BAD("LISTEN service id has bits outside its mask");
-		return cmp_check_sel(&msg->listen.port, why);
-	case CMP_TYPE_CONNECT:
-		return cmp_check_connect(&msg->connect, msg->hdr.flags, why);
-	case CMP_TYPE_ACCEPT:
-		return cmp_check_accept(&msg->accept, why);
-	case CMP_TYPE_REJECT:
-		return cmp_check_reject(&msg->reject, why);
-	case CMP_TYPE_RTU:
-		CMP_RSVD(msg->rtu.rsvd0, "RTU");
-		CMP_DATA(msg->rtu.private_data_len, msg->rtu.private_data,
-			 "RTU private data");
-		return 0;
-	case CMP_TYPE_MRA:
-		CMP_MAX(msg->mra.service_timeout, CMP_TIMEOUT_MAX,
-			"MRA service timeout");
-		if (!cmp_zero(msg->mra.rsvd0, sizeof(msg->mra.rsvd0)) ||
-		    !cmp_zero(msg->mra.rsvd1, sizeof(msg->mra.rsvd1)))
-			CMP_BAD("MRA reserved bytes not zero");
-		CMP_DATA(msg->mra.private_data_len, msg->mra.private_data,
-			 "MRA private data");
-		return 0;
-	case CMP_TYPE_DISCONNECT:
-		if (!cmp_zero(msg->disconnect.rsvd0,
-			      sizeof(msg->disconnect.rsvd0)) ||
-		    !cmp_zero(msg->disconnect.rsvd1,
-			      sizeof(msg->disconnect.rsvd1)))
-			CMP_BAD("DISCONNECT reserved bytes not zero");
-		CMP_DATA(msg->disconnect.private_data_len,
-			 msg->disconnect.private_data,
-			 "DISCONNECT private data");
-		return 0;
-	case CMP_TYPE_LAP:
-		return cmp_check_lap(&msg->lap, why);
-	case CMP_TYPE_APR:
-		return cmp_check_apr(&msg->apr, why);
-	case CMP_TYPE_SIDR_REQ:
-		return cmp_check_sidr_req(&msg->sidr_req, why);
-	case CMP_TYPE_SIDR_REP:
-		return cmp_check_sidr_rep(&msg->sidr_rep, why);
-	case CMP_TYPE_ACK_EVENT:
-		if (msg->ack_event.seq == 0)
-			CMP_BAD("ACK_EVENT sequence zero");
-		return 0;
-	case CMP_TYPE_QUERY_ID_REPLY:
-		CMP_RSVD(msg->query_id_reply.rsvd0, "QUERY_ID_REPLY");
-		return cmp_check_id_info(&msg->query_id_reply.info, why);
-	case CMP_TYPE_LIST:
-		CMP_RANGE(msg->list.filter, CMP_LIST_FILTER_LISTENERS,
-			  CMP_LIST_FILTER_MAX, "LIST filter");
-		CMP_RSVD(msg->list.rsvd0, "LIST");
-		return 0;
-	case CMP_TYPE_LIST_REPLY:
-		return cmp_check_list_reply(&msg->list_reply, why);
-	case CMP_TYPE_COUNTERS:
-		return cmp_check_counters(&msg->counters, why);
-	case CMP_TYPE_COUNTERS_REPLY:
-		return cmp_check_counters_reply(&msg->counters_reply, why);
-	case CMP_TYPE_PORTS:
-		return 0;
-	case CMP_TYPE_PORTS_REPLY:
-		return cmp_check_ports_reply(&msg->ports_reply, why);
-	case CMP_TYPE_CAPTURE:
-		return cmp_check_capture(&msg->capture, why);
-	case CMP_TYPE_EVENT:
-		return cmp_check_event(&msg->event, why);
-	case CMP_TYPE_DESTROY_ID_REPLY:
-	case CMP_TYPE_SET_CONTEXT_REPLY:
-	case CMP_TYPE_LISTEN_REPLY:
-	case CMP_TYPE_CONNECT_REPLY:
-	case CMP_TYPE_ACCEPT_REPLY:
-	case CMP_TYPE_REJECT_REPLY:
-	case CMP_TYPE_RTU_REPLY:
-	case CMP_TYPE_NOTIFY_ESTABLISHED_REPLY:
-	case CMP_TYPE_MRA_REPLY:
-	case CMP_TYPE_DISCONNECT_REPLY:
-	case CMP_TYPE_LAP_REPLY:
-	case CMP_TYPE_APR_REPLY:
-	case CMP_TYPE_SIDR_REQ_REPLY:
-	case CMP_TYPE_SIDR_REP_REPLY:
-	case CMP_TYPE_ACK_EVENT_REPLY:
-	case CMP_TYPE_CAPTURE_REPLY:
-		return 0;
-	}
-	CMP_BAD("message type unknown");
+	return d->check ? d->check(msg, why) : 0;
 }
 
 void cmp_msg_init(struct cmp_msg *msg, enum cmp_type type, uint32_t seq)
@@ -1100,7 +1092,7 @@ int cmp_decode(const void *buf, size_t len, struct cmp_msg *msg,
 	if (ret)
 		return ret;
 	body_len = len - sizeof(struct cmp_hdr);
-	if (body_len < (size_t)cmp_fixed_size(msg->hdr.type))
+	if (body_len < cmp_desc(msg->hdr.type)->size)
 		CMP_BAD("body shorter than its type needs");
 	ret = cmp_body_len(msg, &need, why);
 	if (ret)
@@ -1110,194 +1102,26 @@ int cmp_decode(const void *buf, size_t len, struct cmp_msg *msg,
 	return cmp_check_body(msg, body_len, why);
 }
 
-const char *cmp_type_name(enum cmp_type type)
-{
-	switch (type) {
-	case CMP_TYPE_HELLO:
-		return "HELLO";
-	case CMP_TYPE_CREATE_ID:
-		return "CREATE_ID";
-	case CMP_TYPE_DESTROY_ID:
-		return "DESTROY_ID";
-	case CMP_TYPE_SET_CONTEXT:
-		return "SET_CONTEXT";
-	case CMP_TYPE_LISTEN:
-		return "LISTEN";
-	case CMP_TYPE_CONNECT:
-		return "CONNECT";
-	case CMP_TYPE_ACCEPT:
-		return "ACCEPT";
-	case CMP_TYPE_REJECT:
-		return "REJECT";
-	case CMP_TYPE_RTU:
-		return "RTU";
-	case CMP_TYPE_NOTIFY_ESTABLISHED:
-		return "NOTIFY_ESTABLISHED";
-	case CMP_TYPE_MRA:
-		return "MRA";
-	case CMP_TYPE_DISCONNECT:
-		return "DISCONNECT";
-	case CMP_TYPE_LAP:
-		return "LAP";
-	case CMP_TYPE_APR:
-		return "APR";
-	case CMP_TYPE_SIDR_REQ:
-		return "SIDR_REQ";
-	case CMP_TYPE_SIDR_REP:
-		return "SIDR_REP";
-	case CMP_TYPE_ACK_EVENT:
-		return "ACK_EVENT";
-	case CMP_TYPE_QUERY_ID:
-		return "QUERY_ID";
-	case CMP_TYPE_LIST:
-		return "LIST";
-	case CMP_TYPE_COUNTERS:
-		return "COUNTERS";
-	case CMP_TYPE_PORTS:
-		return "PORTS";
-	case CMP_TYPE_CAPTURE:
-		return "CAPTURE";
-	case CMP_TYPE_EVENT:
-		return "EVENT";
-	case CMP_TYPE_HELLO_REPLY:
-		return "HELLO_REPLY";
-	case CMP_TYPE_CREATE_ID_REPLY:
-		return "CREATE_ID_REPLY";
-	case CMP_TYPE_DESTROY_ID_REPLY:
-		return "DESTROY_ID_REPLY";
-	case CMP_TYPE_SET_CONTEXT_REPLY:
-		return "SET_CONTEXT_REPLY";
-	case CMP_TYPE_LISTEN_REPLY:
-		return "LISTEN_REPLY";
-	case CMP_TYPE_CONNECT_REPLY:
-		return "CONNECT_REPLY";
-	case CMP_TYPE_ACCEPT_REPLY:
-		return "ACCEPT_REPLY";
-	case CMP_TYPE_REJECT_REPLY:
-		return "REJECT_REPLY";
-	case CMP_TYPE_RTU_REPLY:
-		return "RTU_REPLY";
-	case CMP_TYPE_NOTIFY_ESTABLISHED_REPLY:
-		return "NOTIFY_ESTABLISHED_REPLY";
-	case CMP_TYPE_MRA_REPLY:
-		return "MRA_REPLY";
-	case CMP_TYPE_DISCONNECT_REPLY:
-		return "DISCONNECT_REPLY";
-	case CMP_TYPE_LAP_REPLY:
-		return "LAP_REPLY";
-	case CMP_TYPE_APR_REPLY:
-		return "APR_REPLY";
-	case CMP_TYPE_SIDR_REQ_REPLY:
-		return "SIDR_REQ_REPLY";
-	case CMP_TYPE_SIDR_REP_REPLY:
-		return "SIDR_REP_REPLY";
-	case CMP_TYPE_ACK_EVENT_REPLY:
-		return "ACK_EVENT_REPLY";
-	case CMP_TYPE_QUERY_ID_REPLY:
-		return "QUERY_ID_REPLY";
-	case CMP_TYPE_LIST_REPLY:
-		return "LIST_REPLY";
-	case CMP_TYPE_COUNTERS_REPLY:
-		return "COUNTERS_REPLY";
-	case CMP_TYPE_PORTS_REPLY:
-		return "PORTS_REPLY";
-	case CMP_TYPE_CAPTURE_REPLY:
-		return "CAPTURE_REPLY";
-	}
-	return "unknown";
-}
+static const char *const cmp_state_names[] = {
+#define CM_STATE(NAME, value) [CMP_STATE_##NAME] = #NAME,
+#include "cm_states.def"
+};
 
-const char *cmp_event_name(enum cmp_event_type type)
-{
-	switch (type) {
-	case CMP_EVENT_REQ_RECEIVED:
-		return "REQ_RECEIVED";
-	case CMP_EVENT_REP_RECEIVED:
-		return "REP_RECEIVED";
-	case CMP_EVENT_ESTABLISHED:
-		return "ESTABLISHED";
-	case CMP_EVENT_REJ_RECEIVED:
-		return "REJ_RECEIVED";
-	case CMP_EVENT_CONNECT_ERROR:
-		return "CONNECT_ERROR";
-	case CMP_EVENT_MRA_RECEIVED:
-		return "MRA_RECEIVED";
-	case CMP_EVENT_DREQ_RECEIVED:
-		return "DREQ_RECEIVED";
-	case CMP_EVENT_DREP_RECEIVED:
-		return "DREP_RECEIVED";
-	case CMP_EVENT_DISCONNECT_TIMEOUT:
-		return "DISCONNECT_TIMEOUT";
-	case CMP_EVENT_TIMEWAIT_EXIT:
-		return "TIMEWAIT_EXIT";
-	case CMP_EVENT_LAP_RECEIVED:
-		return "LAP_RECEIVED";
-	case CMP_EVENT_APR_RECEIVED:
-		return "APR_RECEIVED";
-	case CMP_EVENT_SIDR_REQ_RECEIVED:
-		return "SIDR_REQ_RECEIVED";
-	case CMP_EVENT_SIDR_REP_RECEIVED:
-		return "SIDR_REP_RECEIVED";
-	case CMP_EVENT_PORT_ERROR:
-		return "PORT_ERROR";
-	case CMP_EVENT_DEVICE_REMOVAL:
-		return "DEVICE_REMOVAL";
-	}
-	return "unknown";
-}
+static const char *const cmp_lap_state_names[] = {
+#define CM_LAP_STATE(NAME, ENG, value, text) [CMP_LAP_STATE_##NAME] = text,
+#include "cm_states.def"
+};
 
 const char *cmp_state_name(enum cmp_state state)
 {
-	switch (state) {
-	case CMP_STATE_IDLE:
-		return "IDLE";
-	case CMP_STATE_LISTEN:
-		return "LISTEN";
-	case CMP_STATE_REQ_SENT:
-		return "REQ_SENT";
-	case CMP_STATE_REQ_RCVD:
-		return "REQ_RCVD";
-	case CMP_STATE_MRA_REQ_SENT:
-		return "MRA_REQ_SENT";
-	case CMP_STATE_MRA_REQ_RCVD:
-		return "MRA_REQ_RCVD";
-	case CMP_STATE_REP_SENT:
-		return "REP_SENT";
-	case CMP_STATE_REP_RCVD:
-		return "REP_RCVD";
-	case CMP_STATE_MRA_REP_SENT:
-		return "MRA_REP_SENT";
-	case CMP_STATE_MRA_REP_RCVD:
-		return "MRA_REP_RCVD";
-	case CMP_STATE_ESTABLISHED:
-		return "ESTABLISHED";
-	case CMP_STATE_DREQ_SENT:
-		return "DREQ_SENT";
-	case CMP_STATE_DREQ_RCVD:
-		return "DREQ_RCVD";
-	case CMP_STATE_TIMEWAIT:
-		return "TIMEWAIT";
-	case CMP_STATE_SIDR_REQ_SENT:
-		return "SIDR_REQ_SENT";
-	case CMP_STATE_SIDR_REQ_RCVD:
-		return "SIDR_REQ_RCVD";
-	}
-	return "unknown";
+	unsigned int i = (unsigned int)state;
+
+	return i <= CMP_STATE_MAX ? cmp_state_names[i] : "unknown";
 }
 
 const char *cmp_lap_state_name(enum cmp_lap_state state)
 {
-	switch (state) {
-	case CMP_LAP_STATE_IDLE:
-		return "LAP_IDLE";
-	case CMP_LAP_STATE_LAP_SENT:
-		return "LAP_SENT";
-	case CMP_LAP_STATE_LAP_RCVD:
-		return "LAP_RCVD";
-	case CMP_LAP_STATE_MRA_LAP_SENT:
-		return "MRA_LAP_SENT";
-	case CMP_LAP_STATE_MRA_LAP_RCVD:
-		return "MRA_LAP_RCVD";
-	}
-	return "unknown";
+	unsigned int i = (unsigned int)state;
+
+	return i <= CMP_LAP_STATE_MAX ? cmp_lap_state_names[i] : "unknown";
 }

@@ -158,64 +158,53 @@
  * request without a table; events have one type of their own.
  */
 #define CMP_REPLY_BIT 0x80
+
+/* Flags of a request in cmp_msgs.def. */
+#define CMP_F_ID 0x1u /* the body starts with the id it acts on */
+#define CMP_F_NOREPLY 0x2u /* may carry CMP_HDR_NOREPLY */
+
+/* The requests and their replies, from cmp_msgs.def. */
 enum cmp_type {
-	CMP_TYPE_HELLO = 0x01,
-	CMP_TYPE_CREATE_ID = 0x02,
-	CMP_TYPE_DESTROY_ID = 0x03,
-	CMP_TYPE_SET_CONTEXT = 0x04,
-	CMP_TYPE_LISTEN = 0x05,
-	CMP_TYPE_CONNECT = 0x06,
-	CMP_TYPE_ACCEPT = 0x07,
-	CMP_TYPE_REJECT = 0x08,
-	CMP_TYPE_RTU = 0x09,
-	CMP_TYPE_NOTIFY_ESTABLISHED = 0x0a,
-	CMP_TYPE_MRA = 0x0b,
-	CMP_TYPE_DISCONNECT = 0x0c,
-	CMP_TYPE_LAP = 0x0d,
-	CMP_TYPE_APR = 0x0e,
-	CMP_TYPE_SIDR_REQ = 0x0f,
-	CMP_TYPE_SIDR_REP = 0x10,
-	CMP_TYPE_ACK_EVENT = 0x11,
-	CMP_TYPE_QUERY_ID = 0x12,
-	CMP_TYPE_LIST = 0x13,
-	CMP_TYPE_COUNTERS = 0x14,
-	CMP_TYPE_PORTS = 0x15,
-	CMP_TYPE_CAPTURE = 0x16,
-
+#define CMP_REQUEST(NAME, member, code, body, reply, flags)                    \
+	CMP_TYPE_##NAME = (code),                                              \
+	CMP_TYPE_##NAME##_REPLY = CMP_REPLY_BIT | (code),
+#include "cmp_msgs.def"
 	CMP_TYPE_EVENT = 0x40,
-
-	CMP_TYPE_HELLO_REPLY = CMP_REPLY_BIT | CMP_TYPE_HELLO,
-	CMP_TYPE_CREATE_ID_REPLY = CMP_REPLY_BIT | CMP_TYPE_CREATE_ID,
-	CMP_TYPE_DESTROY_ID_REPLY = CMP_REPLY_BIT | CMP_TYPE_DESTROY_ID,
-	CMP_TYPE_SET_CONTEXT_REPLY = CMP_REPLY_BIT | CMP_TYPE_SET_CONTEXT,
-	CMP_TYPE_LISTEN_REPLY = CMP_REPLY_BIT | CMP_TYPE_LISTEN,
-	CMP_TYPE_CONNECT_REPLY = CMP_REPLY_BIT | CMP_TYPE_CONNECT,
-	CMP_TYPE_ACCEPT_REPLY = CMP_REPLY_BIT | CMP_TYPE_ACCEPT,
-	CMP_TYPE_REJECT_REPLY = CMP_REPLY_BIT | CMP_TYPE_REJECT,
-	CMP_TYPE_RTU_REPLY = CMP_REPLY_BIT | CMP_TYPE_RTU,
-	CMP_TYPE_NOTIFY_ESTABLISHED_REPLY =
-		CMP_REPLY_BIT | CMP_TYPE_NOTIFY_ESTABLISHED,
-	CMP_TYPE_MRA_REPLY = CMP_REPLY_BIT | CMP_TYPE_MRA,
-	CMP_TYPE_DISCONNECT_REPLY = CMP_REPLY_BIT | CMP_TYPE_DISCONNECT,
-	CMP_TYPE_LAP_REPLY = CMP_REPLY_BIT | CMP_TYPE_LAP,
-	CMP_TYPE_APR_REPLY = CMP_REPLY_BIT | CMP_TYPE_APR,
-	CMP_TYPE_SIDR_REQ_REPLY = CMP_REPLY_BIT | CMP_TYPE_SIDR_REQ,
-	CMP_TYPE_SIDR_REP_REPLY = CMP_REPLY_BIT | CMP_TYPE_SIDR_REP,
-	CMP_TYPE_ACK_EVENT_REPLY = CMP_REPLY_BIT | CMP_TYPE_ACK_EVENT,
-	CMP_TYPE_QUERY_ID_REPLY = CMP_REPLY_BIT | CMP_TYPE_QUERY_ID,
-	CMP_TYPE_LIST_REPLY = CMP_REPLY_BIT | CMP_TYPE_LIST,
-	CMP_TYPE_COUNTERS_REPLY = CMP_REPLY_BIT | CMP_TYPE_COUNTERS,
-	CMP_TYPE_PORTS_REPLY = CMP_REPLY_BIT | CMP_TYPE_PORTS,
-	CMP_TYPE_CAPTURE_REPLY = CMP_REPLY_BIT | CMP_TYPE_CAPTURE,
 };
-/* Requests are numbered densely from 1, which loops in tests rely on. */
-#define CMP_TYPE_REQUEST_MAX CMP_TYPE_CAPTURE
+
+/*
+ * Requests are numbered densely from 1 in the order of their rows, which
+ * loops in tests and the tables in cmp.c rely on.
+ */
+enum {
+#define CMP_REQUEST(NAME, member, code, body, reply, flags)                    \
+	CMP_REQUEST_ROW_##NAME,
+#include "cmp_msgs.def"
+	CMP_REQUEST_ROWS,
+};
+#define CMP_TYPE_REQUEST_MAX ((unsigned int)CMP_REQUEST_ROWS)
+#define CMP_REQUEST(NAME, member, code, body, reply, flags)                    \
+	_Static_assert((int)CMP_TYPE_##NAME == CMP_REQUEST_ROW_##NAME + 1,     \
+		       #NAME " numbered in its row's order");                  \
+	_Static_assert(!((flags)&CMP_F_NOREPLY) ||                             \
+			       (CMP_REPLY_IS_##reply && ((flags)&CMP_F_ID)),   \
+		       #NAME ": NOREPLY needs a plain reply and an id");
+#define CMP_REPLY_IS_PLAIN 1
+#define CMP_REPLY_IS_FIXED 0
+#define CMP_REPLY_IS_BATCH 0
+#include "cmp_msgs.def"
+_Static_assert(CMP_TYPE_REQUEST_MAX < CMP_TYPE_EVENT &&
+		       (CMP_TYPE_REQUEST_MAX | CMP_REPLY_BIT) <= 0xff,
+	       "request and reply types fit below and above EVENT");
 
 /* True for a request type; replies and EVENT are sent by the daemon. */
 static inline bool cmp_type_is_request(unsigned int type)
 {
 	return type >= CMP_TYPE_HELLO && type <= CMP_TYPE_REQUEST_MAX;
 }
+
+/* A request type's CMP_F_* flags (cmp_msgs.def); 0 for other values. */
+unsigned int cmp_request_flags(unsigned int type);
 
 /*
  * Whether a request of this type may carry CMP_HDR_NOREPLY: it names an
@@ -224,26 +213,13 @@ static inline bool cmp_type_is_request(unsigned int type)
  */
 static inline bool cmp_noreply_allowed(unsigned int type)
 {
-	switch (type) {
-	case CMP_TYPE_DESTROY_ID:
-	case CMP_TYPE_SET_CONTEXT:
-	case CMP_TYPE_LISTEN:
-	case CMP_TYPE_CONNECT:
-	case CMP_TYPE_ACCEPT:
-	case CMP_TYPE_REJECT:
-	case CMP_TYPE_RTU:
-	case CMP_TYPE_NOTIFY_ESTABLISHED:
-	case CMP_TYPE_MRA:
-	case CMP_TYPE_DISCONNECT:
-	case CMP_TYPE_LAP:
-	case CMP_TYPE_APR:
-	case CMP_TYPE_SIDR_REQ:
-	case CMP_TYPE_SIDR_REP:
-	case CMP_TYPE_ACK_EVENT:
-		return true;
-	default:
-		return false;
-	}
+	return cmp_request_flags(type) & CMP_F_NOREPLY;
+}
+
+/* Whether a request's body starts with the id it acts on. */
+static inline bool cmp_type_has_id(unsigned int type)
+{
+	return cmp_request_flags(type) & CMP_F_ID;
 }
 
 /* The reply type that answers a request type. */
@@ -289,42 +265,19 @@ enum cmp_qp_type {
 #define CMP_QP_TYPE_MAX CMP_QP_TYPE_UD
 
 /*
- * The CM states of the IBTA ch. 12 state diagrams, by the names the
- * kernel's ib_cm uses too,
- * reported by QUERY_ID and LIST. IDLE is zero because a fresh id is idle.
+ * The CM states, reported by QUERY_ID and LIST, and the alternate path
+ * sub-states of an ESTABLISHED connection, which run alongside its state
+ * rather than replacing it: from cm_states.def, as the engine's are.
  */
 enum cmp_state {
-	CMP_STATE_IDLE = 0,
-	CMP_STATE_LISTEN = 1,
-	CMP_STATE_REQ_SENT = 2,
-	CMP_STATE_REQ_RCVD = 3,
-	CMP_STATE_MRA_REQ_SENT = 4,
-	CMP_STATE_MRA_REQ_RCVD = 5,
-	CMP_STATE_REP_SENT = 6,
-	CMP_STATE_REP_RCVD = 7,
-	CMP_STATE_MRA_REP_SENT = 8,
-	CMP_STATE_MRA_REP_RCVD = 9,
-	CMP_STATE_ESTABLISHED = 10,
-	CMP_STATE_DREQ_SENT = 11,
-	CMP_STATE_DREQ_RCVD = 12,
-	CMP_STATE_TIMEWAIT = 13,
-	CMP_STATE_SIDR_REQ_SENT = 14,
-	CMP_STATE_SIDR_REQ_RCVD = 15,
+#define CM_STATE(NAME, value) CMP_STATE_##NAME = (value),
+#include "cm_states.def"
 };
 #define CMP_STATE_MAX CMP_STATE_SIDR_REQ_RCVD
 
-/*
- * The alternate path sub-states of an ESTABLISHED connection (IBTA ch. 12,
- * LAP/APR).
- * They are separate from enum cmp_state because a LAP runs alongside the
- * established connection rather than replacing its state.
- */
 enum cmp_lap_state {
-	CMP_LAP_STATE_IDLE = 0,
-	CMP_LAP_STATE_LAP_SENT = 1,
-	CMP_LAP_STATE_LAP_RCVD = 2,
-	CMP_LAP_STATE_MRA_LAP_SENT = 3,
-	CMP_LAP_STATE_MRA_LAP_RCVD = 4,
+#define CM_LAP_STATE(NAME, ENG, value, text) CMP_LAP_STATE_##NAME = (value),
+#include "cm_states.def"
 };
 #define CMP_LAP_STATE_MAX CMP_LAP_STATE_MRA_LAP_RCVD
 
@@ -1025,36 +978,29 @@ struct cmp_reply {
 };
 
 /* Event types. */
+/* The types of EVENT, from cmp_msgs.def (which says what each means). */
 enum cmp_event_type {
-	/* The first event of a new passive id (see struct cmp_ev_req). */
-	CMP_EVENT_REQ_RECEIVED = 1,
-	CMP_EVENT_REP_RECEIVED = 2,
-	/* Passive side: the RTU arrived (or NOTIFY_ESTABLISHED stood in). */
-	CMP_EVENT_ESTABLISHED = 3,
-	CMP_EVENT_REJ_RECEIVED = 4,
-	/* The handshake failed without a REJ: timeout or no route. */
-	CMP_EVENT_CONNECT_ERROR = 5,
-	/* The peer asked for more time; informational, no answer needed. */
-	CMP_EVENT_MRA_RECEIVED = 6,
-	/* Answer with DISCONNECT, which sends the DREP. */
-	CMP_EVENT_DREQ_RECEIVED = 7,
-	CMP_EVENT_DREP_RECEIVED = 8,
-	/* Our DREQ got no DREP; the id went to TIMEWAIT anyway. */
-	CMP_EVENT_DISCONNECT_TIMEOUT = 9,
-	/* Timewait is over: the QP may be reused (IBTA ch. 12, TimeWait). */
-	CMP_EVENT_TIMEWAIT_EXIT = 10,
-	CMP_EVENT_LAP_RECEIVED = 11,
-	/* The answer to our LAP; status -ETIMEDOUT if none came. */
-	CMP_EVENT_APR_RECEIVED = 12,
-	/* The first event of a new passive UD id. */
-	CMP_EVENT_SIDR_REQ_RECEIVED = 13,
-	CMP_EVENT_SIDR_REP_RECEIVED = 14,
-	/* The id's port went down (status -ENETDOWN); the id stays. */
-	CMP_EVENT_PORT_ERROR = 15,
-	/* The id's device is gone (status -ENODEV); destroy the id. */
-	CMP_EVENT_DEVICE_REMOVAL = 16,
+#define CMP_EVENT(NAME, member, code, body) CMP_EVENT_##NAME = (code),
+#define CMP_EVENT_ALIAS(NAME, member, code, body) CMP_EVENT_##NAME = (code),
+#define CMP_EVENT_EMPTY(NAME, code) CMP_EVENT_##NAME = (code),
+#include "cmp_msgs.def"
 };
-#define CMP_EVENT_MAX CMP_EVENT_DEVICE_REMOVAL
+/* Event types are numbered densely from 1 in the order of their rows. */
+enum {
+#define CMP_EVENT(NAME, member, code, body) CMP_EVENT_ROW_##NAME,
+#define CMP_EVENT_ALIAS(NAME, member, code, body) CMP_EVENT_ROW_##NAME,
+#define CMP_EVENT_EMPTY(NAME, code) CMP_EVENT_ROW_##NAME,
+#include "cmp_msgs.def"
+	CMP_EVENT_ROWS,
+};
+#define CMP_EVENT_MAX ((unsigned int)CMP_EVENT_ROWS)
+#define CMP_EVENT(NAME, member, code, body)                                    \
+	_Static_assert((int)CMP_EVENT_##NAME == CMP_EVENT_ROW_##NAME + 1,      \
+		       #NAME " numbered in its row's order");
+#define CMP_EVENT_ALIAS(NAME, member, code, body)                              \
+	CMP_EVENT(NAME, member, code, body)
+#define CMP_EVENT_EMPTY(NAME, code) CMP_EVENT(NAME, none, code, none)
+#include "cmp_msgs.def"
 
 /*
  * REQ_RECEIVED, the first event of a new passive id: the event's id is the
@@ -1226,19 +1172,8 @@ struct cmp_event {
 	uint32_t rsvd1;
 	uint64_t context;
 	union {
-		struct cmp_ev_req req_received;
-		struct cmp_ev_rep rep_received;
-		struct cmp_ev_established established;
-		struct cmp_ev_rej rej_received;
-		struct cmp_ev_connect_error connect_error;
-		struct cmp_ev_mra mra_received;
-		struct cmp_ev_dreq dreq_received;
-		struct cmp_ev_drep drep_received;
-		struct cmp_ev_lap lap_received;
-		struct cmp_ev_apr apr_received;
-		struct cmp_ev_sidr_req sidr_req_received;
-		struct cmp_ev_sidr_rep sidr_rep_received;
-		struct cmp_ev_port port; /* PORT_ERROR, DEVICE_REMOVAL */
+#define CMP_EVENT(NAME, member, code, body) struct cmp_##body member;
+#include "cmp_msgs.def"
 	};
 };
 
@@ -1250,34 +1185,18 @@ struct cmp_event {
 struct cmp_msg {
 	struct cmp_hdr hdr;
 	union {
-		struct cmp_hello hello;
-		struct cmp_hello_reply hello_reply;
-		struct cmp_create_id create_id;
-		struct cmp_create_id_reply create_id_reply;
-		struct cmp_id_ref destroy_id;
-		struct cmp_set_context set_context;
-		struct cmp_listen listen;
-		struct cmp_connect connect;
-		struct cmp_accept accept;
-		struct cmp_reject reject;
-		struct cmp_rtu rtu;
-		struct cmp_id_ref notify_established;
-		struct cmp_mra mra;
-		struct cmp_disconnect disconnect;
-		struct cmp_lap lap;
-		struct cmp_apr apr;
-		struct cmp_sidr_req sidr_req;
-		struct cmp_sidr_rep sidr_rep;
-		struct cmp_ack_event ack_event;
-		struct cmp_id_ref query_id;
-		struct cmp_query_id_reply query_id_reply;
-		struct cmp_list list;
-		struct cmp_list_reply list_reply;
-		struct cmp_counters counters;
-		struct cmp_counters_reply counters_reply;
-		struct cmp_ports ports;
-		struct cmp_ports_reply ports_reply;
-		struct cmp_capture capture;
+#define CMP_REPLY_MEMBER_PLAIN(member)
+#define CMP_REPLY_MEMBER_FIXED(member)                                         \
+	struct cmp_##member##_reply member##_reply;
+#define CMP_REPLY_MEMBER_BATCH(member)                                         \
+	struct cmp_##member##_reply member##_reply;
+#define CMP_REQUEST(NAME, member, code, body, reply, flags)                    \
+	struct cmp_##body member;                                              \
+	CMP_REPLY_MEMBER_##reply(member)
+#include "cmp_msgs.def"
+#undef CMP_REPLY_MEMBER_PLAIN
+#undef CMP_REPLY_MEMBER_FIXED
+#undef CMP_REPLY_MEMBER_BATCH
 		/* Every reply type, read as its common start. */
 		struct cmp_reply reply;
 		struct cmp_event event;
