@@ -47,6 +47,7 @@
 #include "cm_mad.h"
 #include "cmp.h"
 #include "rdmacm.h"
+#include "util.h"
 
 #define CMC_EXPORT __attribute__((visibility("default")))
 
@@ -62,9 +63,6 @@
  * about 420 bytes, so a channel keeps at most about 105 KiB.
  */
 #define CMC_SPARE_MAX (8 * CMC_RX_BATCH)
-
-#define container_of(ptr, type, member)                                        \
-	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /*
  * The public event bodies and info structs are the wire layout under

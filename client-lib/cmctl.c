@@ -30,6 +30,7 @@
 
 #include "cmclient.h"
 #include "cmd_config.h"
+#include "util.h"
 
 static void usage(FILE *f)
 {
@@ -218,7 +219,7 @@ static const char *port_state_str(uint8_t state)
 		"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"
 	};
 
-	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+	return state < ARRAY_SIZE(names) ? names[state] : "?";
 }
 
 static const char *link_str(uint8_t link)

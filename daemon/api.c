@@ -14,6 +14,7 @@
 #include "capture.h"
 #include "cmd.h"
 #include "log.h"
+#include "util.h"
 
 static struct api_client *client_of(struct cmd *cmd, struct srv_client *c)
 {
@@ -656,7 +657,7 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 		{ "setup_us_sum", cmd->counters.setup_us_sum },
 	};
 
-	for (unsigned int i = 0; i < sizeof(flat) / sizeof(flat[0]); i++)
+	for (unsigned int i = 0; i < ARRAY_SIZE(flat); i++)
 		cset_add(set, flat[i].value, "%s", flat[i].name);
 	cset_per_type(set, "sent", e->sent);
 	cset_per_type(set, "received", e->received);

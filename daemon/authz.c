@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "hmap.h"
+#include "util.h"
 
 enum who_kind { WHO_ANY, WHO_UID, WHO_GID };
 enum sids_kind { SIDS_RANGE, SIDS_MASK };
@@ -59,7 +60,7 @@ static const struct {
 	{ "ipoib", 0x0002 },
 };
 
-#define N_PS (sizeof(port_spaces) / sizeof(port_spaces[0]))
+#define N_PS ARRAY_SIZE(port_spaces)
 #define PRIV_PORTS 1024
 
 struct authz *authz_new(void)

@@ -15,9 +15,7 @@
 #include "capture.h"
 #include "log.h"
 #include "pcap.h"
-
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#include "util.h"
 
 /* stdio buffer per file: some 170 records between flushes. */
 #define CAPTURE_BUF_SIZE 65536

@@ -15,9 +15,7 @@
 #include "capture.h"
 #include "cmd.h"
 #include "log.h"
-
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#include "util.h"
 
 /* MADs taken from the transport per wake-up: one read batch. */
 #define CMD_RX_BATCH 64

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "cmd_config.h"
 #include "log.h"
+#include "util.h"
 
 #define CMD_DEFAULT_SOCKET "/run/cmd/cmd.sock"
 #define CMD_MAX_SEL 32
@@ -171,7 +172,7 @@ static int number(const char *name, const char *arg, unsigned long max,
 
 static const char *keep(struct opts *o, const char *s)
 {
-	if (o->nstrings >= sizeof(o->strings) / sizeof(o->strings[0]))
+	if (o->nstrings >= ARRAY_SIZE(o->strings))
 		return s;
 	snprintf(o->strings[o->nstrings], PATH_MAX, "%s", s);
 	return o->strings[o->nstrings++];
@@ -187,8 +188,7 @@ static const char *const level_names[] = {
 
 static int level_parse(const char *arg, enum log_level *out)
 {
-	for (unsigned int i = 0;
-	     i < sizeof(level_names) / sizeof(level_names[0]); i++)
+	for (unsigned int i = 0; i < ARRAY_SIZE(level_names); i++)
 		if (!strcmp(arg, level_names[i])) {
 			*out = (enum log_level)i;
 			return 0;

@@ -20,9 +20,7 @@
 
 #include "cmd_config.h"
 #include "log.h"
-
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#include "util.h"
 
 /*
  * Reading. A pipelining client sends hundreds of requests per wake-up, so

@@ -28,9 +28,7 @@
 
 #include "sim_proto.h"
 #include "transport.h"
-
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#include "util.h"
 
 /* How long open waits for the hub's SIM_HELLO_ACK. */
 #define XPORT_SIM_HELLO_TIMEOUT_MS 5000

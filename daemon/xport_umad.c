@@ -33,9 +33,7 @@
 #include "log.h"
 #include "neigh.h"
 #include "transport.h"
-
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#include "util.h"
 
 /* IBTA 13.5 (the GSI): QP1's well-known Q_Key. */
 #define XUMAD_QP1_QKEY 0x80010000u

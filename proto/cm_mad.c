@@ -5,13 +5,13 @@
  */
 #include "cm_mad.h"
 
+#include "util.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Descriptor arrays, one per message. */
 #define CM_OFFSET_u8(name, field) offsetof(struct cm_##name, field)

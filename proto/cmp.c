@@ -9,6 +9,7 @@
  * daemon's debug log will have to tell a broken client from a malicious one.
  */
 #include "cmp.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -762,8 +763,7 @@ static const struct cmp_event_desc cmp_events[CMP_EVENT_MAX + 1] = {
 
 static const struct cmp_event_desc *cmp_event_desc(unsigned int type)
 {
-	if (type >= sizeof(cmp_events) / sizeof(cmp_events[0]) ||
-	    !cmp_events[type].name)
+	if (type >= ARRAY_SIZE(cmp_events) || !cmp_events[type].name)
 		return NULL;
 	return &cmp_events[type];
 }
@@ -941,8 +941,7 @@ static const struct cmp_type_desc
 
 static const struct cmp_type_desc *cmp_desc(unsigned int type)
 {
-	if (type >= sizeof(cmp_types) / sizeof(cmp_types[0]) ||
-	    !cmp_types[type].name)
+	if (type >= ARRAY_SIZE(cmp_types) || !cmp_types[type].name)
 		return NULL;
 	return &cmp_types[type];
 }

@@ -43,9 +43,7 @@
 
 #include "cm_mad.h"
 #include "transport.h"
-
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#include "util.h"
 
 static int failures;
 

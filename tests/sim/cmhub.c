@@ -39,9 +39,7 @@
 #include <ev.h>
 
 #include "sim_proto.h"
-
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#include "util.h"
 
 /* A daemon's undelivered MADs beyond this are counted as overflow. */
 #define HUB_MAX_QUEUE 65536

@@ -33,9 +33,7 @@
 #include "cm_mad.h"
 #include "sim_proto.h"
 #include "transport.h"
-
-#define container_of(ptr, type, member)                                        \
-	((type *)((char *)(ptr)-offsetof(type, member)))
+#include "util.h"
 
 #define N_MADS 1000
 #define WAIT_MS 5000

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The few helpers every part of the tree uses, defined once: the daemon,
+ * the library, the tools and the tests include this rather than keeping
+ * copies.
+ */
+#ifndef CMD_PROTO_UTIL_H
+#define CMD_PROTO_UTIL_H
+
+#include <stddef.h>
+
+/* The struct that embeds 'ptr' as its 'member' (libev watchers, lists). */
+#define container_of(ptr, type, member)                                        \
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/* Elements of an array (not a pointer). */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
