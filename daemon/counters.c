@@ -75,130 +75,79 @@ const char *eng_lap_state_name(enum eng_lap_state lap)
 	return i <= ENG_LAP_MRA_RCVD ? eng_lap_state_names[i] : "?";
 }
 
+static const char *const eng_event_names[ENG_EV__COUNT] = {
+	[ENG_EV_REQ_RECEIVED] = "REQ_RECEIVED",
+	[ENG_EV_REQ_ERROR] = "REQ_ERROR",
+	[ENG_EV_REP_RECEIVED] = "REP_RECEIVED",
+	[ENG_EV_REP_ERROR] = "REP_ERROR",
+	[ENG_EV_RTU_RECEIVED] = "RTU_RECEIVED",
+	[ENG_EV_REJ_RECEIVED] = "REJ_RECEIVED",
+	[ENG_EV_DREQ_RECEIVED] = "DREQ_RECEIVED",
+	[ENG_EV_DREQ_ERROR] = "DREQ_ERROR",
+	[ENG_EV_DREP_RECEIVED] = "DREP_RECEIVED",
+	[ENG_EV_TIMEWAIT_EXIT] = "TIMEWAIT_EXIT",
+	[ENG_EV_LAP_RECEIVED] = "LAP_RECEIVED",
+	[ENG_EV_LAP_ERROR] = "LAP_ERROR",
+	[ENG_EV_APR_RECEIVED] = "APR_RECEIVED",
+	[ENG_EV_SIDR_REQ_RECEIVED] = "SIDR_REQ_RECEIVED",
+	[ENG_EV_SIDR_REQ_ERROR] = "SIDR_REQ_ERROR",
+	[ENG_EV_SIDR_REP_RECEIVED] = "SIDR_REP_RECEIVED",
+	[ENG_EV_PORT_ERROR] = "PORT_ERROR",
+};
+
 const char *eng_event_name(enum eng_event_type t)
 {
-	switch (t) {
-	case ENG_EV_REQ_RECEIVED:
-		return "REQ_RECEIVED";
-	case ENG_EV_REQ_ERROR:
-		return "REQ_ERROR";
-	case ENG_EV_REP_RECEIVED:
-		return "REP_RECEIVED";
-	case ENG_EV_REP_ERROR:
-		return "REP_ERROR";
-	case ENG_EV_RTU_RECEIVED:
-		return "RTU_RECEIVED";
-	case ENG_EV_REJ_RECEIVED:
-		return "REJ_RECEIVED";
-	case ENG_EV_DREQ_RECEIVED:
-		return "DREQ_RECEIVED";
-	case ENG_EV_DREQ_ERROR:
-		return "DREQ_ERROR";
-	case ENG_EV_DREP_RECEIVED:
-		return "DREP_RECEIVED";
-	case ENG_EV_TIMEWAIT_EXIT:
-		return "TIMEWAIT_EXIT";
-	case ENG_EV_LAP_RECEIVED:
-		return "LAP_RECEIVED";
-	case ENG_EV_LAP_ERROR:
-		return "LAP_ERROR";
-	case ENG_EV_APR_RECEIVED:
-		return "APR_RECEIVED";
-	case ENG_EV_SIDR_REQ_RECEIVED:
-		return "SIDR_REQ_RECEIVED";
-	case ENG_EV_SIDR_REQ_ERROR:
-		return "SIDR_REQ_ERROR";
-	case ENG_EV_SIDR_REP_RECEIVED:
-		return "SIDR_REP_RECEIVED";
-	case ENG_EV_PORT_ERROR:
-		return "PORT_ERROR";
-	case ENG_EV__COUNT:
-		break;
-	}
-	return "?";
+	unsigned int i = (unsigned int)t;
+
+	return i < ENG_EV__COUNT && eng_event_names[i] ? eng_event_names[i] :
+							 "?";
 }
+
+static const char *const conn_event_names[CONN_EV__COUNT] = {
+	[CONN_EV_API_LISTEN] = "API_LISTEN",
+	[CONN_EV_API_CONNECT] = "API_CONNECT",
+	[CONN_EV_API_ACCEPT] = "API_ACCEPT",
+	[CONN_EV_API_REJECT] = "API_REJECT",
+	[CONN_EV_API_RTU] = "API_RTU",
+	[CONN_EV_API_MRA] = "API_MRA",
+	[CONN_EV_API_DISCONNECT] = "API_DISCONNECT",
+	[CONN_EV_API_LAP] = "API_LAP",
+	[CONN_EV_API_APR] = "API_APR",
+	[CONN_EV_API_SIDR_REQ] = "API_SIDR_REQ",
+	[CONN_EV_API_SIDR_REP] = "API_SIDR_REP",
+	[CONN_EV_API_ESTABLISH] = "API_ESTABLISH",
+	[CONN_EV_API_DESTROY] = "API_DESTROY",
+	[CONN_EV_RX_REQ_NEW] = "RX_REQ_NEW",
+	[CONN_EV_RX_REQ_HOLD] = "RX_REQ_HOLD",
+	[CONN_EV_RX_REQ] = "RX_REQ",
+	[CONN_EV_RX_MRA_REQ] = "RX_MRA_REQ",
+	[CONN_EV_RX_MRA_REP] = "RX_MRA_REP",
+	[CONN_EV_RX_MRA_LAP] = "RX_MRA_LAP",
+	[CONN_EV_RX_REJ] = "RX_REJ",
+	[CONN_EV_RX_REJ_STALE] = "RX_REJ_STALE",
+	[CONN_EV_RX_REP] = "RX_REP",
+	[CONN_EV_RX_REP_STALE] = "RX_REP_STALE",
+	[CONN_EV_RX_RTU] = "RX_RTU",
+	[CONN_EV_RX_DREQ] = "RX_DREQ",
+	[CONN_EV_RX_DREP] = "RX_DREP",
+	[CONN_EV_RX_LAP] = "RX_LAP",
+	[CONN_EV_RX_APR] = "RX_APR",
+	[CONN_EV_RX_SIDR_REQ_NEW] = "RX_SIDR_REQ_NEW",
+	[CONN_EV_RX_SIDR_REQ] = "RX_SIDR_REQ",
+	[CONN_EV_RX_SIDR_REP] = "RX_SIDR_REP",
+	[CONN_EV_STALE] = "STALE",
+	[CONN_EV_TIMEOUT] = "TIMEOUT",
+	[CONN_EV_TIMEOUT_LAST] = "TIMEOUT_LAST",
+	[CONN_EV_MRA_DUE] = "MRA_DUE",
+	[CONN_EV_TIMEWAIT_DONE] = "TIMEWAIT_DONE",
+	[CONN_EV_UNREACHABLE] = "UNREACHABLE",
+	[CONN_EV_PORT_DOWN] = "PORT_DOWN",
+};
 
 const char *conn_event_name(enum conn_event ev)
 {
-	switch (ev) {
-	case CONN_EV_API_LISTEN:
-		return "API_LISTEN";
-	case CONN_EV_API_CONNECT:
-		return "API_CONNECT";
-	case CONN_EV_API_ACCEPT:
-		return "API_ACCEPT";
-	case CONN_EV_API_REJECT:
-		return "API_REJECT";
-	case CONN_EV_API_RTU:
-		return "API_RTU";
-	case CONN_EV_API_MRA:
-		return "API_MRA";
-	case CONN_EV_API_DISCONNECT:
-		return "API_DISCONNECT";
-	case CONN_EV_API_LAP:
-		return "API_LAP";
-	case CONN_EV_API_APR:
-		return "API_APR";
-	case CONN_EV_API_SIDR_REQ:
-		return "API_SIDR_REQ";
-	case CONN_EV_API_SIDR_REP:
-		return "API_SIDR_REP";
-	case CONN_EV_API_ESTABLISH:
-		return "API_ESTABLISH";
-	case CONN_EV_API_DESTROY:
-		return "API_DESTROY";
-	case CONN_EV_RX_REQ_NEW:
-		return "RX_REQ_NEW";
-	case CONN_EV_RX_REQ_HOLD:
-		return "RX_REQ_HOLD";
-	case CONN_EV_RX_REQ:
-		return "RX_REQ";
-	case CONN_EV_RX_MRA_REQ:
-		return "RX_MRA_REQ";
-	case CONN_EV_RX_MRA_REP:
-		return "RX_MRA_REP";
-	case CONN_EV_RX_MRA_LAP:
-		return "RX_MRA_LAP";
-	case CONN_EV_RX_REJ:
-		return "RX_REJ";
-	case CONN_EV_RX_REJ_STALE:
-		return "RX_REJ_STALE";
-	case CONN_EV_RX_REP:
-		return "RX_REP";
-	case CONN_EV_RX_REP_STALE:
-		return "RX_REP_STALE";
-	case CONN_EV_RX_RTU:
-		return "RX_RTU";
-	case CONN_EV_RX_DREQ:
-		return "RX_DREQ";
-	case CONN_EV_RX_DREP:
-		return "RX_DREP";
-	case CONN_EV_RX_LAP:
-		return "RX_LAP";
-	case CONN_EV_RX_APR:
-		return "RX_APR";
-	case CONN_EV_RX_SIDR_REQ_NEW:
-		return "RX_SIDR_REQ_NEW";
-	case CONN_EV_RX_SIDR_REQ:
-		return "RX_SIDR_REQ";
-	case CONN_EV_RX_SIDR_REP:
-		return "RX_SIDR_REP";
-	case CONN_EV_STALE:
-		return "STALE";
-	case CONN_EV_TIMEOUT:
-		return "TIMEOUT";
-	case CONN_EV_TIMEOUT_LAST:
-		return "TIMEOUT_LAST";
-	case CONN_EV_MRA_DUE:
-		return "MRA_DUE";
-	case CONN_EV_TIMEWAIT_DONE:
-		return "TIMEWAIT_DONE";
-	case CONN_EV_UNREACHABLE:
-		return "UNREACHABLE";
-	case CONN_EV_PORT_DOWN:
-		return "PORT_DOWN";
-	case CONN_EV__COUNT:
-		break;
-	}
-	return "?";
+	unsigned int i = (unsigned int)ev;
+
+	return i < CONN_EV__COUNT && conn_event_names[i] ? conn_event_names[i] :
+							   "?";
 }

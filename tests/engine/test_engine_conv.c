@@ -2816,9 +2816,33 @@ static void test_unreachable_cells(void **state)
 	}
 }
 
+/* The name tables cover their enums: no "?" for a value that exists. */
+static void test_names(void **state)
+{
+	(void)state;
+	for (int i = 0; i < ENG_STATE__COUNT; i++)
+		assert_string_not_equal(eng_state_name((enum eng_state)i), "?");
+	for (int i = 0; i <= ENG_LAP_MRA_RCVD; i++)
+		assert_string_not_equal(
+			eng_lap_state_name((enum eng_lap_state)i), "?");
+	for (int i = 0; i < ENG_EV__COUNT; i++)
+		assert_string_not_equal(eng_event_name((enum eng_event_type)i),
+					"?");
+	for (int i = 0; i < CONN_EV__COUNT; i++)
+		assert_string_not_equal(conn_event_name((enum conn_event)i),
+					"?");
+	assert_string_equal(eng_event_name(ENG_EV__COUNT), "?");
+	assert_string_equal(conn_event_name(CONN_EV__COUNT), "?");
+	assert_string_equal(eng_state_name(ENG_STATE_MRA_REP_RCVD),
+			    "MRA_REP_RCVD");
+	assert_string_equal(conn_event_name(CONN_EV_UNREACHABLE),
+			    "UNREACHABLE");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_happy_path),
 		cmocka_unit_test(test_deferred_then_sent),
 		cmocka_unit_test(test_deferred_sent_after_answer),
