@@ -157,6 +157,7 @@ struct eng_counters {
 	uint64_t established_early; /* eng_establish before the RTU */
 	uint64_t port_down; /* eng_port_down calls */
 	uint64_t port_down_ids; /* ids told by them */
+	uint64_t spare_bytes; /* acked event items kept for reuse (evq.c) */
 };
 
 struct eng;
