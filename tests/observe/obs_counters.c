@@ -48,7 +48,8 @@
 #include "rb_common.h"
 #include "sim_proto.h"
 
-#define WAIT_MS 5000
+/* A hang guard for events and counters that must come: not a speed. */
+#define WAIT_MS 30000
 #define NOBODY 65534
 #define FAKE_NODE 3
 #define FAKE_GUID 0x00f2000000000000ull
