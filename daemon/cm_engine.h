@@ -154,6 +154,7 @@ struct eng_counters {
 	uint64_t send_deferred; /* ops->send said ENG_SEND_DEFERRED */
 	uint64_t unreachable; /* ids failed by eng_send_done errors */
 	uint64_t send_done_stale; /* outcomes for no record waiting on it */
+	uint64_t spare_bytes; /* acked event items kept for reuse (evq.c) */
 };
 
 struct eng;

@@ -31,6 +31,7 @@ static struct evq_item *evq_item_get(struct eng *eng)
 		return malloc(sizeof(*it));
 	STAILQ_REMOVE_HEAD(&eng->evq_spare, link);
 	eng->evq_nspare--;
+	eng->cnt.spare_bytes -= sizeof(*it);
 	return it;
 }
 
@@ -43,6 +44,7 @@ static void evq_item_put(struct eng *eng, struct evq_item *it)
 	/* Last in, first out: the next push reuses a warm item. */
 	STAILQ_INSERT_HEAD(&eng->evq_spare, it, link);
 	eng->evq_nspare++;
+	eng->cnt.spare_bytes += sizeof(*it);
 }
 
 void evq_fini(struct eng *eng)
@@ -54,6 +56,7 @@ void evq_fini(struct eng *eng)
 		free(it);
 	}
 	eng->evq_nspare = 0;
+	eng->cnt.spare_bytes = 0;
 }
 
 static void evq_deliver_head(struct conn *c)

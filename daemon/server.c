@@ -166,6 +166,7 @@ static struct srv_out *out_get(struct srv *srv, size_t len)
 	if (o) {
 		STAILQ_REMOVE_HEAD(&srv->spare, link);
 		srv->nspare--;
+		srv->counters.spare_bytes -= sizeof(*o) + SRV_OUT_SMALL;
 		return o;
 	}
 	o = malloc(sizeof(*o) + SRV_OUT_SMALL);
@@ -183,6 +184,7 @@ static void out_put(struct srv *srv, struct srv_out *o)
 	/* Last in, first out: the next message reuses a warm node. */
 	STAILQ_INSERT_HEAD(&srv->spare, o, link);
 	srv->nspare++;
+	srv->counters.spare_bytes += sizeof(*o) + SRV_OUT_SMALL;
 }
 
 static void outq_free(struct srv *srv, struct srv_outq *q)

@@ -67,6 +67,7 @@ struct srv_counters {
 	uint64_t malformed; /* refused by cmp_decode, or not a request */
 	uint64_t events_sent;
 	uint64_t send_errors;
+	uint64_t spare_bytes; /* small datagram buffers kept for reuse */
 };
 
 /* Returns NULL with errno set; logs why. */

@@ -355,9 +355,10 @@ static void limits_nobody(void *arg)
 	if (!gate_wait(gN.down[0]))
 		_exit(4);
 	/* ch1 goes away: its ids and listener no longer count (once the
-	 * daemon has seen the hangup, which races with ch2's requests) */
+	 * daemon has seen the hangup, which races with ch2's requests; up
+	 * to 30 s, a hang guard) */
 	cmc_close(ch1);
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < 3000; i++) {
 		rc = cmc_listen(ids2[1], SID_L3, ONE, 4, NULL);
 		if (rc != -EMFILE)
 			break;
@@ -437,7 +438,7 @@ static void test_limits(void)
 	join(as_user(UID2, UID2, limits_uid2, NULL), "uid2 limits");
 	/* A REQ for nobody's listener while nobody has 6 ids: held. */
 	connect_to(act, &active, SID_L1, RB_NODE_LID(2));
-	end = rb_now_ms() + 5000;
+	end = rb_now_ms() + 30000; /* the REQ must come: a hang guard */
 	while (rb_counter(mon, "req_held") == held0 && rb_now_ms() < end)
 		usleep(20000);
 	CHECK(rb_counter(mon, "req_held") > held0,

@@ -33,7 +33,7 @@ static pid_t spawn(char *const argv[])
 /* Wait until a Unix socket accepts connections. */
 static int wait_socket(const char *path)
 {
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < 3000; i++) {
 		struct sockaddr_un sun = { .sun_family = AF_UNIX };
 		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 		int ok;
@@ -129,12 +129,12 @@ static int stop(pid_t pid, const char *what)
 	if (pid <= 0)
 		return 0;
 	kill(pid, SIGTERM);
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < 3000; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
 		usleep(10000);
 	}
-	if (i == 1000) {
+	if (i == 3000) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		fprintf(stderr, "%s (pid %d) did not stop on SIGTERM\n", what,

@@ -35,7 +35,7 @@
 
 #define NODE_A_LID 17 /* node 1, port 1: see daemon/xport_sim.c */
 #define NODE_B_LID 33 /* node 2, port 1 */
-#define WAIT_MS 5000
+#define WAIT_MS 30000 /* an event that must come: a hang guard */
 #define QUIET_MS 300 /* "nothing arrives": how long we look */
 #define MAX_HELD 2
 #define FABRIC_CLEAN "loss=0 dup=0 reorder=0 delay=0-0"
@@ -333,6 +333,9 @@ static void test_no_listener(void **state)
  * is delivered, the next two are held (not delivered), the fourth is
  * rejected with "no resources"; answering the first hands out the second.
  */
+static uint64_t counter(const char *sock, const char *name);
+static void wait_counter_ge(const char *sock, const char *name, uint64_t v);
+
 static void test_backlog_credit(void **state)
 {
 	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
@@ -341,10 +344,13 @@ static void test_backlog_credit(void **state)
 	struct cmc_id *ids[4];
 	struct cmc_event *ev, *first;
 
+	uint64_t reqs = counter(sock_b, "req_received");
+
 	for (int i = 0; i < 4; i++) {
 		ids[i] = connect_to(a, sid, 110 + (uint32_t)i, NULL, NULL);
-		/* One at a time, so the arrival order is known. */
-		usleep(20000);
+		/* One at a time, so the arrival order is known: B has this
+		 * REQ before the next is sent. */
+		wait_counter_ge(sock_b, "req_received", reqs + 1 + (uint64_t)i);
 	}
 	first = next_ev(b, NULL);
 	assert_int_equal(first->type, CMC_EVENT_REQ_RECEIVED);
@@ -426,10 +432,13 @@ static void test_destroy_final(void **state)
 	struct cmc_id *aid = connect_to(a, sid, 130, NULL, NULL);
 	struct cmc_event *ev = next_ev(b, NULL);
 
-	/* The REP is on its way to A; destroy A's id before reading it. */
+	uint64_t reps = counter(sock_a, "rep_received");
+
+	/* The REP is on its way to A; destroy A's id once A's daemon has it
+	 * (its REP_RECEIVED is queued for us), before reading it. */
 	assert_int_equal(accept_id(ev->id, 230, NULL), 0);
 	cmc_ack_event(ev);
-	usleep(50000);
+	wait_counter_ge(sock_a, "rep_received", reps + 1);
 	assert_int_equal(cmc_destroy_id(aid), 0);
 	expect_quiet(a);
 	/* A's daemon answered the REP with a REJ for the destroyed id. */
@@ -552,10 +561,20 @@ static uint64_t counter(const char *sock, const char *name)
 	return value;
 }
 
-/* Wait (bounded) until the daemon at sock holds at most 'records'. */
+/* Wait (30 s at most: a hang) until a counter of the daemon at sock is at
+ * least v. */
+static void wait_counter_ge(const char *sock, const char *name, uint64_t v)
+{
+	for (int i = 0; i < 3000 && counter(sock, name) < v; i++)
+		usleep(10000);
+	assert_true(counter(sock, name) >= v);
+}
+
+/* Wait (30 s at most: timewaits end, a leak never does) until the daemon
+ * at sock holds at most 'records'. */
 static void expect_records(const char *sock, uint64_t records)
 {
-	for (int i = 0; i < 200 && counter(sock, "records") > records; i++)
+	for (int i = 0; i < 3000 && counter(sock, "records") > records; i++)
 		usleep(10000);
 	assert_int_equal(counter(sock, "records"), records);
 }

@@ -217,7 +217,7 @@ if want to-kernel; then
 	rping -s -v -a "$A1%veth1" -p 7471 >"$dir/rping-s.log" 2>&1 &
 	rs=$!
 	pids+=("$rs")
-	wait_kernel_listen 10 || fail "rping -s did not listen"
+	wait_kernel_listen 60 || fail "rping -s did not listen"
 	t=$(now_us)
 	"$RP" -v -c -S "$SOCK" -d rxe0 -a "$A1%veth1" -p 7471 -C 3 \
 		-P "hello from cmd" >"$dir/c1.log" 2>&1
@@ -231,7 +231,7 @@ if want to-kernel; then
 		[ "$(count_lines "$dir/c1.log" "disconnected \(DREP received\)")" != 1 ]; then
 		fail "cmd-initiated disconnect: no DREQ/DREP"
 fi
-wait_timeout "$rs" 20
+wait_timeout "$rs" 60
 rc=$?
 echo "-- rping -s (exit $rc)"
 show "$dir/rping-s.log"
@@ -246,7 +246,7 @@ if want from-kernel; then
 	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7472 -n 1 >"$dir/s2.log" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	wait_line "$dir/s2.log" "listening" 10 || fail "cmc_rping -s did not listen"
+	wait_line "$dir/s2.log" "listening" 60 || fail "cmc_rping -s did not listen"
 	t=$(now_us)
 	rping -c -V -v -C 3 -a "$A0%veth1" -p 7472 >"$dir/rping-c.log" 2>&1
 	rc=$?
@@ -257,7 +257,7 @@ if want from-kernel; then
 		fail "rping -c did not verify 3 pings"
 	[ "$(count_lines "$dir/rping-c.log" "mismatch|error|fail")" = 0 ] ||
 		fail "rping -c reported an error"
-	wait_timeout "$srv" 30
+	wait_timeout "$srv" 90
 	rc=$?
 	echo "-- cmc_rping -s (exit $rc)"
 	show "$dir/s2.log"
@@ -278,7 +278,7 @@ if want reject-cmd; then
 	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7473 -n 1 -R -P "cmd rejects you" >"$dir/s3.log" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	wait_line "$dir/s3.log" "listening" 10 || fail "cmc_rping -s -R did not listen"
+	wait_line "$dir/s3.log" "listening" 60 || fail "cmc_rping -s -R did not listen"
 	rping -c -v -C 1 -a "$A0%veth1" -p 7473 >"$dir/rping-c3.log" 2>&1
 	rc=$?
 	echo "-- rping -c (exit $rc)"
@@ -286,7 +286,7 @@ if want reject-cmd; then
 	[ $rc != 0 ] || fail "rping -c succeeded against a rejecting listener"
 	[ "$(count_lines "$dir/rping-c3.log" "RDMA_CM_EVENT_REJECTED, error 28")" = 1 ] ||
 		fail "rping -c did not report REJECTED, error 28"
-	wait_timeout "$srv" 20
+	wait_timeout "$srv" 60
 	rc=$?
 	echo "-- cmc_rping -s -R (exit $rc)"
 	show "$dir/s3.log"
@@ -312,7 +312,7 @@ if want mra; then
 	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7475 -n 2 -b 1 -H 6000 >"$dir/s5.log" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	wait_line "$dir/s5.log" "listening" 10 || fail "cmc_rping -s -b 1 did not listen"
+	wait_line "$dir/s5.log" "listening" 60 || fail "cmc_rping -s -b 1 did not listen"
 	t=$(now_us)
 	rping -c -V -v -C 1 -a "$A0%veth1" -p 7475 >"$dir/rping-m1.log" 2>&1 &
 	m1=$!
@@ -332,7 +332,7 @@ if want mra; then
 	wait_timeout "$m2" 1
 	rc2=$?
 	t1=${t1:-90000} t2=${t2:-90000}
-	wait_timeout "$srv" 30
+	wait_timeout "$srv" 90
 	rc=$?
 	mra1=$(kctr cm_rx_msgs/mra)
 	retr1=$(kctr cm_tx_retries/req)
@@ -365,7 +365,7 @@ if want ipv4; then
 	rping -s -v -a "$V4B" -p 7476 >"$dir/rping-s4.log" 2>&1 &
 	rs=$!
 	pids+=("$rs")
-	wait_kernel_listen 10 || fail "rping -s did not listen on $V4B"
+	wait_kernel_listen 60 || fail "rping -s did not listen on $V4B"
 	"$RP" -v -c -S "$SOCK" -d rxe0 -a "$V4B" -p 7476 -C 2 >"$dir/c6.log" 2>&1
 	rc=$?
 	echo "-- cmc_rping -c $V4B (exit $rc)"
@@ -373,7 +373,7 @@ if want ipv4; then
 	[ $rc = 0 ] || fail "cmc_rping -c over IPv4 exited $rc"
 	[ "$(count_lines "$dir/c6.log" "^2 of 2 ping\(s\) verified")" = 1 ] ||
 		fail "cmc_rping -c over IPv4 did not verify 2 pings"
-	wait_timeout "$rs" 20
+	wait_timeout "$rs" 60
 	echo "-- rping -s $V4B"
 	show "$dir/rping-s4.log"
 	[ "$(count_lines "$dir/rping-s4.log" "^server ping data: rdma-ping-[0-1]: ")" = 2 ] ||
@@ -381,7 +381,7 @@ if want ipv4; then
 	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7477 -n 1 >"$dir/s7.log" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	wait_line "$dir/s7.log" "listening" 10 || fail "cmc_rping -s did not listen"
+	wait_line "$dir/s7.log" "listening" 60 || fail "cmc_rping -s did not listen"
 	rping -c -V -v -C 2 -a "$V4A" -p 7477 >"$dir/rping-c7.log" 2>&1
 	rc=$?
 	echo "-- rping -c $V4A (exit $rc)"
@@ -389,7 +389,7 @@ if want ipv4; then
 	[ $rc = 0 ] || fail "rping -c over IPv4 exited $rc"
 	[ "$(count_lines "$dir/rping-c7.log" "^ping data: rdma-ping-[0-1]: ")" = 2 ] ||
 		fail "rping -c over IPv4 did not verify 2 pings"
-	wait_timeout "$srv" 30
+	wait_timeout "$srv" 90
 	rc=$?
 	echo "-- cmc_rping -s (exit $rc)"
 	show "$dir/s7.log"

@@ -64,7 +64,7 @@ unsigned int rb_daemon_start(unsigned int node, const char *const *extra);
 /* True while the daemon's process exists (it did not crash or exit). */
 bool rb_daemon_alive(unsigned int idx);
 /*
- * Stop everything (SIGTERM, then SIGKILL after 10 s; a program that does
+ * Stop everything (SIGTERM, then SIGKILL after 30 s; a program that does
  * not exit 0 fails the test) and remove the directory. Safe to call twice.
  */
 void rb_fabric_stop(void);
@@ -88,7 +88,8 @@ void rb_print_counters(struct cmc_channel *ch, const char *label,
 /* Number of ids the daemon lists (cmc_list, all clients: tests run as
  * root; as another user, the caller's own). */
 unsigned int rb_list_count(struct cmc_channel *ch);
-/* Open a channel with a 10 s request timeout; fails the test on error. */
+/* Open a channel with a 30 s request timeout (a hang guard: a reply never
+ * takes that long but on a stalled daemon); fails the test on error. */
 struct cmc_channel *rb_open(unsigned int idx, const char *name);
 
 /*

@@ -43,6 +43,13 @@
 #define VICTIM_CTX ((void *)0x5eed)
 #define REPLY_MS 3000
 #define QUIET_MS 300
+/*
+ * A's MRAs ask for 2^24 x 4.096 us (~69 s): a REQ that A holds is held
+ * until A answers it (a peer waits that long after each MRA), never given
+ * up on by its peer within the test; see never_reads_events().
+ */
+#define MRA_EXP "24"
+#define HOLD_MS 60000.0 /* < one MRA wait */
 
 static struct cmc_channel *mon, *mon_b, *va, *vb;
 static struct cmc_id *victim, *victim_b, *vlisten;
@@ -232,6 +239,26 @@ static void id_case(int fd, enum cmp_type type, uint32_t id, int status,
 	snprintf(label, sizeof(label), "%s %s id %u", what, cmp_type_name(type),
 		 id);
 	expect_reply(fd, type, raw_req(fd, &m), status, label);
+}
+
+/*
+ * Wait, up to WAIT_CAP_MS, until a global counter of A is at most (or at
+ * least) a value; returns the last value read. The daemon notices closed
+ * sockets and accepts new ones in its own time: these wait for what it
+ * must get to, the cap only turns a hang into a failure.
+ */
+#define WAIT_CAP_MS 30000.0
+
+static uint64_t wait_ctr(const char *name, uint64_t v, bool at_least)
+{
+	double end = rb_now_ms() + WAIT_CAP_MS;
+	uint64_t now = rb_counter(mon, name);
+
+	while ((at_least ? now < v : now > v) && rb_now_ms() < end) {
+		usleep(20000);
+		now = rb_counter(mon, name);
+	}
+	return now;
 }
 
 /* ---- health ----------------------------------------------------------- */
@@ -716,9 +743,8 @@ static void never_reads(void)
 	       "replies were readable, then EOF\n",
 	       sent, (rb_now_ms() - start) / 1e3, got);
 	close(fd);
-	for (int i = 0; i < 100 && rb_counter(mon, "clients") > base - 0; i++)
-		usleep(20000);
-	CHECK(rb_counter(mon, "clients") == base, "the dropped client stays");
+	CHECK(wait_ctr("clients", base, false) == base,
+	      "the dropped client stays");
 	CHECK(rb_counter(mon, "clients_dropped") == dropped + 1,
 	      "clients_dropped %llu, want %llu: the drop was not counted",
 	      (unsigned long long)rb_counter(mon, "clients_dropped"),
@@ -735,6 +761,14 @@ static void never_reads(void)
  * memory stays bounded. When the listener's client goes away, its ids and
  * held REQs are answered: every peer hears REJ_RECEIVED or CONNECT_ERROR,
  * none is left hanging, and A drains.
+ *
+ * Shedding happens by construction, not by speed: A's MRAs (MRA_EXP) keep
+ * every peer waiting ~69 s, so no REQ leaves the hold list before the
+ * listener closes, and the 129th REQ (64 ids + 64 held) is shed however
+ * slowly the peers are started. And every peer must end within HOLD_MS,
+ * less than one MRA wait: only A's answers can end them in time, so a
+ * listener that went away without answering its held REQs fails here
+ * (with A's default 4 s MRAs the peers' own timeouts hid that).
  */
 static void never_reads_events(void)
 {
@@ -747,7 +781,7 @@ static void never_reads_events(void)
 	int fd = raw_hello();
 	uint8_t buf[CMP_MSG_MAX];
 	struct cmp_msg m;
-	double end = rb_now_ms() + 30000;
+	double end = rb_now_ms() + HOLD_MS;
 	bool closed = false;
 	uint64_t ids_max = 0, ids_now;
 	ssize_t len;
@@ -833,9 +867,8 @@ static void never_reads_events(void)
 	printf("non-reading listener: %u peers, at most %llu ids on A "
 	       "(--max-ids %d), %u REJ (%u no resources), %u CONNECT_ERROR\n",
 	       started, (unsigned long long)ids_max, MAX_IDS, rej, rej3, cerr);
-	for (int i = 0; i < 100 && rb_counter(mon, "clients") > base; i++)
-		usleep(20000);
-	CHECK(rb_counter(mon, "clients") == base, "the closed client stays");
+	CHECK(wait_ctr("clients", base, false) == base,
+	      "the closed client stays");
 	CHECK(rb_wait_drained(mon, 1, 1, 10000), "A keeps the closed ids");
 	/* It went away by itself: not a drop. */
 	CHECK(rb_counter(mon, "clients_dropped") == drops,
@@ -1202,15 +1235,25 @@ static void many_clients(void)
 
 	churn(total, 200);
 	killed(forks);
-	CHECK(rb_wait_drained(mon, 1, 1, 20000),
+	/* Every churned client reached the daemon (accepted, or refused at
+	 * max-clients); a forked one may die before it connects. Their
+	 * connects succeeded, so the daemon must accept them all: wait until
+	 * it has (a slow daemon may still have some in its listen queue). */
+	{
+		double end = rb_now_ms() + WAIT_CAP_MS;
+
+		while ((seen = rb_counter(mon, "clients_accepted") +
+			       rb_counter(mon, "clients_refused") - acc0) <
+			       total &&
+		       rb_now_ms() < end)
+			usleep(50000);
+	}
+	CHECK(rb_wait_drained(mon, 1, 1, WAIT_CAP_MS),
 	      "A keeps ids or records of dead clients");
-	for (int i = 0; i < 100 && rb_counter(mon, "clients") > base; i++)
-		usleep(50000);
-	CHECK(rb_counter(mon, "clients") == base, "clients %llu, want %llu",
+	CHECK(wait_ctr("clients", base, false) == base,
+	      "clients %llu, want %llu",
 	      (unsigned long long)rb_counter(mon, "clients"),
 	      (unsigned long long)base);
-	/* Every churned client reached the daemon (accepted, or refused at
-	 * max-clients); a forked one may die before it connects. */
 	seen = rb_counter(mon, "clients_accepted") +
 	       rb_counter(mon, "clients_refused") - acc0;
 	printf("daemon saw %llu of the %u + %u clients (refused in all: "
@@ -1230,6 +1273,7 @@ static void too_many(void)
 	uint64_t base = rb_counter(mon, "clients");
 	unsigned int want = MAX_CLIENTS + 50, open = 0, eof = 0;
 	int *fds = calloc(want, sizeof(int));
+	uint64_t seen0 = rb_counter(mon, "clients_accepted") + refused;
 
 	CHECK(fds != NULL, "calloc");
 	for (unsigned int i = 0; i < want; i++) {
@@ -1237,9 +1281,19 @@ static void too_many(void)
 		if (fds[i] >= 0)
 			open++;
 		if (i % 100 == 99)
-			usleep(50000); /* let the daemon accept */
+			usleep(50000); /* pace: the daemon's listen queue */
 	}
-	usleep(300000);
+	/* Wait until the daemon has taken every connection (accepted or
+	 * refused: a refused one is closed at once), not for a fixed time. */
+	{
+		double end = rb_now_ms() + WAIT_CAP_MS;
+
+		while (rb_counter(mon, "clients_accepted") +
+				       rb_counter(mon, "clients_refused") <
+			       seen0 + open &&
+		       rb_now_ms() < end)
+			usleep(20000);
+	}
 	for (unsigned int i = 0; i < want; i++) {
 		uint8_t b[16];
 
@@ -1265,8 +1319,10 @@ static void too_many(void)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	free(fds);
-	for (int i = 0; i < 100 && rb_counter(mon, "clients") > base; i++)
-		usleep(50000);
+	CHECK(wait_ctr("clients", base, false) == base,
+	      "clients %llu, want %llu",
+	      (unsigned long long)rb_counter(mon, "clients"),
+	      (unsigned long long)base);
 	cases++;
 	healthy("more clients than max-clients");
 }
@@ -1274,8 +1330,11 @@ static void too_many(void)
 int main(void)
 {
 	char q[16], ids_s[16], cl[16];
+	/* --mra-timeout: see never_reads_events(). */
 	const char *const extra_a[] = { "--packet-life-time",
 					"8",
+					"--mra-timeout",
+					MRA_EXP,
 					"--max-queued",
 					q,
 					"--max-ids",

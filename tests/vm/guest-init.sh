@@ -94,7 +94,9 @@ else
 	devs=(rxe0)
 fi
 # wait until each port is ACTIVE and has its GID: ::ffff:127.0.0.1 on lo, a RoCE v2
-# link-local one on a veth. Exported as CMD_VM_<DEV>_GID_INDEX.
+# link-local one on a veth. Exported as CMD_VM_<DEV>_GID_INDEX. Up to 60 s: TCG on
+# a loaded 2-core host is slow to bring a port up; the cap only turns a hang
+# into a failure.
 want_gid() { # dev -> prints the index once present
 	local p=/sys/class/infiniband/$1/ports/1 i g t
 	for ((i = 0; i < 16; i++)); do
@@ -113,7 +115,7 @@ for d in "${devs[@]}"; do
 	for ((n = 0; ; n++)); do
 		st=; read -r _ st <"/sys/class/infiniband/$d/ports/1/state" 2>/dev/null
 		if [ "$st" = ACTIVE ] && idx=$(want_gid "$d"); then break; fi
-		((n < 200)) || fatal "$d: port not ACTIVE with its GID after 10 s (state '$st')"
+		((n < 1200)) || fatal "$d: port not ACTIVE with its GID after 60 s (state '$st')"
 		nap 0.05
 	done
 	D=${d^^}

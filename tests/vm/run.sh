@@ -116,7 +116,7 @@ run_on_host() {
 	fi
 	# shellcheck disable=SC2064
 	[ $created = 1 ] && trap "rdma link delete rxe0 2>/dev/null || true" EXIT
-	for ((n = 0; n < 100; n++)); do
+	for ((n = 0; n < 600; n++)); do # up to 60 s (a loaded host)
 		grep -qx ACTIVE <(cut -d' ' -f2 /sys/class/infiniband/rxe0/ports/1/state) &&
 			idx=$(grep -lx '0000:0000:0000:0000:0000:ffff:7f00:0001' /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null |
 				head -1) && [ -n "$idx" ] && break
