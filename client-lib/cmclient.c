@@ -1862,10 +1862,11 @@ CMC_EXPORT int cmc_disconnect(struct cmc_id *id, const void *private_data,
 		     &d->private_data_len, private_data, private_data_len))
 		return -EINVAL;
 	ret = cmc_call(id->ch);
-	if (!ret)
-		id->info.state = id->info.state == CMC_STATE_DREQ_RCVD ?
-					 CMC_STATE_TIMEWAIT :
-					 CMC_STATE_DREQ_SENT;
+	/* In DREQ_SENT and TIMEWAIT it succeeds and changes nothing. */
+	if (!ret && id->info.state == CMC_STATE_DREQ_RCVD)
+		id->info.state = CMC_STATE_TIMEWAIT;
+	else if (!ret && id->info.state == CMC_STATE_ESTABLISHED)
+		id->info.state = CMC_STATE_DREQ_SENT;
 	return ret;
 }
 

@@ -521,8 +521,10 @@ int cmc_mra(struct cmc_id *id, uint8_t service_timeout,
 /*
  * ESTABLISHED: send a DREQ (DREP_RECEIVED or DISCONNECT_TIMEOUT follows,
  * then TIMEWAIT_EXIT). DREQ_RCVD: send the DREP (TIMEWAIT_EXIT follows).
- * Private data up to CMC_DREQ_PRIVATE_DATA_SIZE in both cases.
- * Errors: -EINVAL (state, length).
+ * Private data up to CMC_DREQ_PRIVATE_DATA_SIZE in both cases. DREQ_SENT
+ * and TIMEWAIT (our DREQ is out, or the peer's DREQ crossed this call and
+ * was answered): nothing to do, 0, as librdmacm's rdma_disconnect.
+ * Errors: -EINVAL (other states, length).
  */
 int cmc_disconnect(struct cmc_id *id, const void *private_data,
 		   uint8_t private_data_len);

@@ -570,6 +570,17 @@ static int conn_act_drep(struct conn *c, struct conn_ctx *x)
 	return 0;
 }
 
+/*
+ * A disconnect with nothing left to do: our DREQ is already out, or the
+ * peer's DREQ crossed ours (IBTA 12.9.6) or came first and was answered.
+ * The connection is going down as asked, so the call succeeds, as
+ * librdmacm's rdma_disconnect does in those states; nothing is sent.
+ */
+static int conn_act_disconnect_done(struct conn *c, struct conn_ctx *x)
+{
+	return 0;
+}
+
 static int conn_act_drep_unknown(struct conn *c, struct conn_ctx *x)
 {
 	struct cm_msg m;
@@ -1248,6 +1259,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(API_DESTROY) = GO(DREQ_SENT, destroy_dreq),
 	},
 	S(DREQ_SENT) = {
+		E(API_DISCONNECT) = STAY(disconnect_done),
 		E(RX_DREP) = GO(TIMEWAIT, drep_rcvd),
 		E(RX_DREQ) = GO(TIMEWAIT, dreq_collision),
 		E(RX_REJ) = GO(TIMEWAIT, rej),
@@ -1274,6 +1286,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_drep),
 	},
 	S(TIMEWAIT) = {
+		E(API_DISCONNECT) = STAY(disconnect_done),
 		E(TIMEWAIT_DONE) = GO(IDLE, timewait_done),
 		E(RX_DREQ) = STAY(dup_drep),
 		E(RX_REQ) = STAY(dup_req_timewait),

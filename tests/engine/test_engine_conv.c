@@ -600,6 +600,45 @@ static void test_dreq_collision(void **state)
 	pair_fini(&p);
 }
 
+/*
+ * A disconnect that finds the connection already going down succeeds and
+ * sends nothing, as librdmacm's rdma_disconnect: a second one while our
+ * DREQ waits (DREQ_SENT), and one after the peer's DREQ crossed ours or
+ * was answered (TIMEWAIT). Unexpected-API is not counted.
+ */
+static void test_disconnect_again(void **state)
+{
+	struct pair p;
+	uint64_t unexpected;
+
+	(void)state;
+	pair_init(&p, false);
+	pair_established(&p);
+	unexpected = eng_counters(p.a.eng)->unexpected_api;
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(h_pending(&p.a), 1);
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_DREQ_SENT);
+	assert_int_equal(h_pending(&p.a), 1); /* the one DREQ */
+	h_deliver(&p.a, &p.b);
+	h_ev(&p.b, ENG_EV_DREQ_RECEIVED, p.bid);
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
+	/* B's program calls it again (its DREQ_RECEIVED crossed a call). */
+	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(h_pending(&p.b), 1); /* the one DREP */
+	h_deliver(&p.b, &p.a);
+	h_ev(&p.a, ENG_EV_DREP_RECEIVED, p.aid);
+	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_int_equal(eng_counters(p.a.eng)->unexpected_api, unexpected);
+	h_settle(&p.a, &p.b);
+	h_ev(&p.a, ENG_EV_TIMEWAIT_EXIT, p.aid);
+	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
+	assert_int_equal(h_events_left(&p.a) + h_events_left(&p.b), 0);
+	pair_fini(&p);
+}
+
 /* Lesson 2: a REJ racing the REQ is seen after it, never before. */
 static void test_rej_racing_req(void **state)
 {
@@ -2861,6 +2900,7 @@ int main(void)
 		cmocka_unit_test(test_stale_req),
 		cmocka_unit_test(test_stale_rep),
 		cmocka_unit_test(test_dreq_collision),
+		cmocka_unit_test(test_disconnect_again),
 		cmocka_unit_test(test_rej_racing_req),
 		cmocka_unit_test(test_destroy_every_state),
 		cmocka_unit_test(test_lost_rej_of_rep),
