@@ -513,7 +513,9 @@ int cmc_rtu(struct cmc_id *id, const void *private_data,
 
 /*
  * Ask the peer for more time to answer the REQ, REP or LAP this id
- * received: send an MRA with service_timeout (5-bit exponent).
+ * received: send an MRA with service_timeout (5-bit exponent) and up to
+ * CMC_MRA_PRIVATE_DATA_SIZE bytes of private data (for a LAP, only the
+ * first MRA carries them; one resent for a duplicate LAP does not).
  */
 int cmc_mra(struct cmc_id *id, uint8_t service_timeout,
 	    const void *private_data, uint8_t private_data_len);

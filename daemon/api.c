@@ -944,7 +944,8 @@ API_HANDLER(notify_established)
 
 API_HANDLER(mra)
 {
-	return eng_mra(cmd->eng, a->id, req->mra.service_timeout, now);
+	return eng_mra(cmd->eng, a->id, req->mra.service_timeout,
+		       req->mra.private_data, req->mra.private_data_len, now);
 }
 
 API_HANDLER(disconnect)
@@ -960,7 +961,9 @@ API_HANDLER(lap)
 
 API_HANDLER(apr)
 {
-	return eng_apr(cmd->eng, a->id, req->apr.ap_status, now);
+	return eng_apr(cmd->eng, a->id, req->apr.ap_status, req->apr.info,
+		       req->apr.info_len, req->apr.private_data,
+		       req->apr.private_data_len, now);
 }
 
 API_HANDLER(sidr_req)

@@ -247,12 +247,13 @@ int eng_reject(struct eng *eng, uint32_t id, const struct cm_rej *rej,
 int eng_rtu(struct eng *eng, uint32_t id, const struct cm_rtu *rtu,
 	    uint64_t now);
 /*
- * Ask the peer to wait 4.096 us * 2^service_timeout more for our answer:
+ * Ask the peer to wait 4.096 us * 2^service_timeout more for our answer
+ * (pd: the MRA's private data, up to CM_MRA_PRIVATE_DATA_SIZE, or NULL):
  * to a REQ (REQ_RCVD, MRA_REQ_SENT), a REP (REP_RCVD, MRA_REP_SENT) or, in
  * ESTABLISHED, a LAP (LAP sub-state RCVD or MRA_LAP_SENT).
  */
 int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout,
-	    uint64_t now);
+	    const uint8_t *pd, size_t pd_len, uint64_t now);
 /*
  * Passive side: the client's QP saw IBV_EVENT_COMM_EST (data arrived before
  * the RTU). REP_SENT or MRA_REP_RCVD: ESTABLISHED as if the RTU had come
@@ -266,8 +267,13 @@ int eng_disconnect(struct eng *eng, uint32_t id, const uint8_t *pd,
 /* Load an alternate path (IB only: -EOPNOTSUPP on RoCE). */
 int eng_lap(struct eng *eng, uint32_t id, const struct cm_lap *lap,
 	    uint64_t now);
-/* Answer a LAP_RECEIVED (LAP sub-state RCVD or MRA_LAP_SENT). */
-int eng_apr(struct eng *eng, uint32_t id, uint8_t status, uint64_t now);
+/*
+ * Answer a LAP_RECEIVED (LAP sub-state RCVD or MRA_LAP_SENT): status,
+ * additional information (IBTA Table 117, up to CM_APR_INFO_SIZE) and
+ * private data (up to CM_APR_PRIVATE_DATA_SIZE); info and pd may be NULL.
+ */
+int eng_apr(struct eng *eng, uint32_t id, uint8_t status, const uint8_t *info,
+	    size_t info_len, const uint8_t *pd, size_t pd_len, uint64_t now);
 
 struct eng_sidr_param {
 	struct eng_addr dest;

@@ -342,7 +342,8 @@ static int conn_act_req_hold(struct conn *c, struct conn_ctx *x)
 	conn_from_req(c, x);
 	listen_hold(x->lis, c);
 	/* DESIGN lesson 1: the peer keeps waiting while we hold its REQ. */
-	conn_build_mra(c, &m, CM_MSG_REF_REQ, c->eng->cfg.mra_service_timeout);
+	conn_build_mra(c, &m, CM_MSG_REF_REQ, c->eng->cfg.mra_service_timeout,
+		       NULL, 0);
 	conn_send(c, &m, true);
 	return 0;
 }
@@ -460,7 +461,7 @@ static int conn_act_mra(struct conn *c, struct conn_ctx *x)
 	struct cm_msg m;
 	enum cm_msg_ref ref = conn_rej_ref(c->state);
 
-	conn_build_mra(c, &m, ref, x->u8);
+	conn_build_mra(c, &m, ref, x->u8, x->pd, x->pd_len);
 	conn_send(c, &m, true);
 	return 0;
 }
@@ -723,7 +724,9 @@ static int conn_act_lap(struct conn *c, struct conn_ctx *x)
 	return 0;
 }
 
-static void conn_send_apr(struct conn *c, uint8_t status)
+/* IBTA Table 116; info and pd as the client gave them, or NULL. */
+static void conn_send_apr(struct conn *c, uint8_t status,
+			  const struct conn_ctx *x)
 {
 	struct cm_msg m;
 
@@ -731,19 +734,26 @@ static void conn_send_apr(struct conn *c, uint8_t status)
 	m.apr.local_comm_id = c->local_id;
 	m.apr.remote_comm_id = c->remote_id;
 	m.apr.status = status;
+	if (x && x->info_len) {
+		memcpy(m.apr.info, x->info, x->info_len);
+		m.apr.info_length = (uint8_t)x->info_len;
+	}
+	if (x && x->pd_len)
+		memcpy(m.apr.private_data, x->pd, x->pd_len);
 	conn_send(c, &m, false);
 }
 
 /*
  * IBTA 12.6.6 / Table 107: an MRA for a LAP says "message MRAed" 2. It is
  * rebuilt rather than remembered: c->last keeps what a duplicate REQ or REP
- * must get in ESTABLISHED.
+ * must get in ESTABLISHED. So the client's private data (pd) goes with the
+ * first one; one resent for a duplicate LAP carries none.
  */
-static void conn_send_mra_lap(struct conn *c)
+static void conn_send_mra_lap(struct conn *c, const uint8_t *pd, size_t pd_len)
 {
 	struct cm_msg m;
 
-	conn_build_mra(c, &m, CM_MSG_REF_OTHER, c->lap_mra_timeout);
+	conn_build_mra(c, &m, CM_MSG_REF_OTHER, c->lap_mra_timeout, pd, pd_len);
 	conn_send(c, &m, false);
 }
 
@@ -756,7 +766,7 @@ static int conn_act_lap_rcvd(struct conn *c, struct conn_ctx *x)
 	 * answer; the peer then times out, which is what we avoid.)
 	 */
 	if (conn_roce(c)) {
-		conn_send_apr(c, CM_APR_UNSUPPORTED);
+		conn_send_apr(c, CM_APR_UNSUPPORTED, NULL);
 		return 0;
 	}
 	switch (c->lap) {
@@ -776,12 +786,12 @@ static int conn_act_lap_rcvd(struct conn *c, struct conn_ctx *x)
 		/* IBTA 12.9.7: a duplicate LAP in MRA_LAP_SENT: the MRA again. */
 		cnt_duplicate(c->eng, CM_MSG_LAP);
 		cnt_retransmitted(c->eng, CM_MSG_MRA);
-		conn_send_mra_lap(c);
+		conn_send_mra_lap(c, NULL, 0);
 		break;
 	case ENG_LAP_SENT:
 	case ENG_LAP_MRA_RCVD:
 		/* Both sides loaded a path at once: refuse theirs. */
-		conn_send_apr(c, CM_APR_REJECTED);
+		conn_send_apr(c, CM_APR_REJECTED, NULL);
 		break;
 	}
 	return 0;
@@ -795,7 +805,7 @@ static int conn_act_lap_mra(struct conn *c, struct conn_ctx *x)
 	if (c->timer == CONN_TIMER_MRA_DUE)
 		timer_cancel(c);
 	c->lap_mra_timeout = x->u8 & 31;
-	conn_send_mra_lap(c);
+	conn_send_mra_lap(c, x->pd, x->pd_len);
 	conn_set_lap(c, ENG_LAP_MRA_SENT, x->ev);
 	return 0;
 }
@@ -815,7 +825,7 @@ static int conn_act_apr(struct conn *c, struct conn_ctx *x)
 		return conn_lap_refuse(c, x);
 	if (c->timer == CONN_TIMER_MRA_DUE)
 		timer_cancel(c);
-	conn_send_apr(c, x->u8);
+	conn_send_apr(c, x->u8, x);
 	conn_set_lap(c, ENG_LAP_IDLE, x->ev);
 	return 0;
 }

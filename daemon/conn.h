@@ -220,6 +220,8 @@ struct conn_ctx {
 	unsigned int backlog;
 	const uint8_t *pd;
 	size_t pd_len;
+	const uint8_t *info; /* API_APR's additional information */
+	size_t info_len;
 	uint8_t u8; /* MRA service timeout, APR status */
 	int err; /* UNREACHABLE: why the message could not leave */
 	/* A timer the action wants once it succeeded. */
@@ -246,7 +248,7 @@ void conn_resend_last(struct conn *c);
 void conn_build_rej(const struct conn *c, struct cm_msg *m,
 		    enum cm_rej_reason reason, enum cm_msg_ref ref);
 void conn_build_mra(const struct conn *c, struct cm_msg *m, enum cm_msg_ref ref,
-		    uint8_t service_timeout);
+		    uint8_t service_timeout, const uint8_t *pd, size_t pd_len);
 void conn_build_rtu(const struct conn *c, struct cm_msg *m);
 void conn_build_dreq(const struct conn *c, struct cm_msg *m, const uint8_t *pd,
 		     size_t pd_len);

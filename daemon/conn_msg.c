@@ -78,14 +78,19 @@ void conn_build_rej(const struct conn *c, struct cm_msg *m,
 	}
 }
 
+static void conn_copy_pd(uint8_t *dst, size_t size, const uint8_t *pd,
+			 size_t len);
+
 void conn_build_mra(const struct conn *c, struct cm_msg *m, enum cm_msg_ref ref,
-		    uint8_t service_timeout)
+		    uint8_t service_timeout, const uint8_t *pd, size_t pd_len)
 {
 	cm_msg_init(m, CM_MSG_MRA, c->tid);
 	m->mra.local_comm_id = c->local_id;
 	m->mra.remote_comm_id = c->remote_id;
 	m->mra.message_mraed = ref;
 	m->mra.service_timeout = service_timeout & 0x1f;
+	conn_copy_pd(m->mra.private_data, sizeof(m->mra.private_data), pd,
+		     pd_len);
 }
 
 void conn_build_rtu(const struct conn *c, struct cm_msg *m)

@@ -394,11 +394,14 @@ int eng_rtu(struct eng *eng, uint32_t id, const struct cm_rtu *rtu,
 	return eng_call(eng, id, CONN_EV_API_RTU, &x);
 }
 
-int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout, uint64_t now)
+int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout,
+	    const uint8_t *pd, size_t pd_len, uint64_t now)
 {
-	struct conn_ctx x = { .now = now, .u8 = service_timeout };
+	struct conn_ctx x = {
+		.now = now, .u8 = service_timeout, .pd = pd, .pd_len = pd_len
+	};
 
-	if (service_timeout > 31)
+	if (service_timeout > 31 || pd_len > CM_MRA_PRIVATE_DATA_SIZE)
 		return -EINVAL;
 	return eng_call(eng, id, CONN_EV_API_MRA, &x);
 }
@@ -426,11 +429,19 @@ int eng_lap(struct eng *eng, uint32_t id, const struct cm_lap *lap,
 	return eng_call(eng, id, CONN_EV_API_LAP, &x);
 }
 
-int eng_apr(struct eng *eng, uint32_t id, uint8_t status, uint64_t now)
+int eng_apr(struct eng *eng, uint32_t id, uint8_t status, const uint8_t *info,
+	    size_t info_len, const uint8_t *pd, size_t pd_len, uint64_t now)
 {
-	struct conn_ctx x = { .now = now, .u8 = status };
+	struct conn_ctx x = { .now = now,
+			      .u8 = status,
+			      .info = info,
+			      .info_len = info_len,
+			      .pd = pd,
+			      .pd_len = pd_len };
 
-	if (status > CM_APR_STATUS_MAX)
+	/* IBTA Table 116: the info length field counts the info bytes. */
+	if (status > CM_APR_STATUS_MAX || info_len > CM_APR_INFO_SIZE ||
+	    pd_len > CM_APR_PRIVATE_DATA_SIZE)
 		return -EINVAL;
 	return eng_call(eng, id, CONN_EV_API_APR, &x);
 }

@@ -434,10 +434,18 @@ static void test_mra_api(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_req(&p);
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, h_now), 0);
+	assert_int_equal(
+		eng_mra(p.b.eng, p.bid, 20, (const uint8_t *)"wait", 4, h_now),
+		0);
 	m = h_take(&p.b, CM_MSG_MRA);
 	assert_int_equal(m.mra.service_timeout, 20);
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 32, h_now), -EINVAL);
+	/* The client's private data goes on the wire, zero after it. */
+	assert_memory_equal(m.mra.private_data, "wait", 4);
+	assert_int_equal(m.mra.private_data[4], 0);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 32, NULL, 0, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, m.mra.private_data,
+				 CM_MRA_PRIVATE_DATA_SIZE + 1, h_now),
+			 -EINVAL);
 	h_inject(&p.b, &p.a, &m);
 	assert_true(eng_next_deadline(p.a.eng) ==
 		    h_now + h_ns(20) + 2 * h_ns(H_PLT));
@@ -465,7 +473,7 @@ static void test_dup_req_each_state(void **state)
 	assert_int_equal(eng_record_count(p.b.eng), 2);
 
 	/* MRA_REQ_SENT: the MRA again. */
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 16, h_now), 0);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 16, NULL, 0, h_now), 0);
 	h_take(&p.b, CM_MSG_MRA);
 	h_inject(&p.a, &p.b, &req);
 	m = h_take(&p.b, CM_MSG_MRA);
@@ -699,7 +707,8 @@ static void reach(struct pair *p, enum eng_state st)
 		break;
 	case ENG_STATE_MRA_REQ_RCVD:
 		pair_req(p);
-		assert_int_equal(eng_mra(p->b.eng, p->bid, 16, h_now), 0);
+		assert_int_equal(eng_mra(p->b.eng, p->bid, 16, NULL, 0, h_now),
+				 0);
 		h_deliver(&p->b, &p->a);
 		break;
 	case ENG_STATE_REQ_RCVD:
@@ -707,7 +716,8 @@ static void reach(struct pair *p, enum eng_state st)
 		break;
 	case ENG_STATE_MRA_REQ_SENT:
 		pair_req(p);
-		assert_int_equal(eng_mra(p->b.eng, p->bid, 16, h_now), 0);
+		assert_int_equal(eng_mra(p->b.eng, p->bid, 16, NULL, 0, h_now),
+				 0);
 		break;
 	case ENG_STATE_REP_SENT:
 		pair_req(p);
@@ -715,7 +725,8 @@ static void reach(struct pair *p, enum eng_state st)
 		break;
 	case ENG_STATE_MRA_REP_RCVD:
 		pair_rep(p);
-		assert_int_equal(eng_mra(p->a.eng, p->aid, 16, h_now), 0);
+		assert_int_equal(eng_mra(p->a.eng, p->aid, 16, NULL, 0, h_now),
+				 0);
 		h_deliver(&p->a, &p->b);
 		break;
 	case ENG_STATE_REP_RCVD:
@@ -723,7 +734,8 @@ static void reach(struct pair *p, enum eng_state st)
 		break;
 	case ENG_STATE_MRA_REP_SENT:
 		pair_rep(p);
-		assert_int_equal(eng_mra(p->a.eng, p->aid, 16, h_now), 0);
+		assert_int_equal(eng_mra(p->a.eng, p->aid, 16, NULL, 0, h_now),
+				 0);
 		break;
 	case ENG_STATE_ESTABLISHED:
 		pair_established(p);
@@ -1171,13 +1183,14 @@ static void test_invalid_api(void **state)
 	assert_int_equal(h_accept(&p.a, p.aid), -EINVAL);
 	assert_int_equal(eng_reject(p.a.eng, p.aid, &rej, h_now), -EINVAL);
 	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), -EINVAL);
-	assert_int_equal(eng_mra(p.a.eng, p.aid, 10, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.a.eng, p.aid, 10, NULL, 0, h_now), -EINVAL);
 	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now),
 			 -EINVAL);
 	assert_int_equal(eng_listen(p.a.eng, p.aid, 1, UINT64_MAX, 1, h_now),
 			 -EINVAL);
 	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EINVAL);
-	assert_int_equal(eng_apr(p.a.eng, p.aid, 0, h_now), -EINVAL);
+	assert_int_equal(eng_apr(p.a.eng, p.aid, 0, NULL, 0, NULL, 0, h_now),
+			 -EINVAL);
 	assert_int_equal(eng_ack(p.a.eng, p.aid, h_now), -EINVAL);
 	assert_int_equal(eng_destroy(p.a.eng, 0xdeadbeef, h_now), -ENOENT);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
@@ -1306,12 +1319,23 @@ static void test_lap_ib(void **state)
 	h_deliver(&p.a, &p.b);
 	ev = h_ev(&p.b, ENG_EV_LAP_RECEIVED, p.bid);
 	assert_int_equal(ev.msg.lap.alt_local_lid, 9);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, h_now), 0);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, h_now),
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, NULL,
+				 CM_APR_INFO_SIZE + 1, NULL, 0, h_now),
+			 -EINVAL);
+	/* IBTA Table 116: info, its length and private data go out. */
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS,
+				 (const uint8_t *)"inf", 3,
+				 (const uint8_t *)"apr-pd", 6, h_now),
+			 0);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, NULL, 0, NULL,
+				 0, h_now),
 			 -EINVAL);
 	h_deliver(&p.b, &p.a);
 	ev = h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
 	assert_int_equal(ev.msg.apr.status, CM_APR_SUCCESS);
+	assert_int_equal(ev.msg.apr.info_length, 3);
+	assert_memory_equal(ev.msg.apr.info, "inf", 3);
+	assert_memory_equal(ev.msg.apr.private_data, "apr-pd", 6);
 	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
 
 	/* Lost LAP: retries, then LAP_ERROR; still established. */
@@ -1795,7 +1819,7 @@ static void fire(struct pair *p, struct h_side *who, struct h_side *peer,
 		assert_int_equal(eng_reject(who->eng, id, &rej, h_now), 0);
 		break;
 	case CONN_EV_API_MRA:
-		assert_int_equal(eng_mra(who->eng, id, 17, h_now), 0);
+		assert_int_equal(eng_mra(who->eng, id, 17, NULL, 0, h_now), 0);
 		break;
 	default:
 		fail_msg("no way to fire %s", conn_event_name(ev));
@@ -2031,7 +2055,9 @@ static void test_mra_lap_slow(void **state)
 	assert_int_equal(conn_of(&p.b, p.bid)->last.type, CM_MSG_REP);
 
 	/* The app answers from MRA_LAP_SENT. */
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, h_now), 0);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, NULL, 0, NULL,
+				 0, h_now),
+			 0);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_IDLE);
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
@@ -2062,7 +2088,9 @@ static void test_mra_lap_active_side(void **state)
 	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
 	h_inject(&p.a, &p.b, &m);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_RCVD);
-	assert_int_equal(eng_apr(p.a.eng, p.aid, CM_APR_REJECTED, h_now), 0);
+	assert_int_equal(eng_apr(p.a.eng, p.aid, CM_APR_REJECTED, NULL, 0, NULL,
+				 0, h_now),
+			 0);
 	h_deliver(&p.a, &p.b);
 	assert_int_equal(h_ev(&p.b, ENG_EV_APR_RECEIVED, p.bid).msg.apr.status,
 			 CM_APR_REJECTED);
@@ -2079,18 +2107,19 @@ static void test_mra_lap_api(void **state)
 	pair_init(&p, false);
 	pair_established(&p);
 	/* No LAP owed: -EINVAL, nothing sent, nothing changed. */
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, NULL, 0, h_now), -EINVAL);
 	assert_int_equal(h_pending(&p.b), 0);
 	assert_int_equal(eng_counters(p.b.eng)->unexpected_api, 1);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, 0, h_now), -EINVAL);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, 0, NULL, 0, NULL, 0, h_now),
+			 -EINVAL);
 	assert_int_equal(eng_counters(p.b.eng)->unexpected_api, 2);
 	pair_lap(&p);
 	/* Our own LAP waiting (a, LAP_SENT) is no LAP owed either. */
-	assert_int_equal(eng_mra(p.a.eng, p.aid, 20, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.a.eng, p.aid, 20, NULL, 0, h_now), -EINVAL);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_SENT);
 	assert_int_equal(h_pending(&p.a), 0);
 
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, h_now), 0);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, NULL, 0, h_now), 0);
 	m = h_take(&p.b, CM_MSG_MRA);
 	assert_int_equal(m.mra.service_timeout, 20);
 	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
@@ -2101,7 +2130,7 @@ static void test_mra_lap_api(void **state)
 	assert_true(eng_next_deadline(p.a.eng) ==
 		    h_now + h_ns(20) + 2 * h_ns(H_PLT));
 	/* Asking for more time again, as in MRA_REQ_SENT: a new MRA. */
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 21, h_now), 0);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 21, NULL, 0, h_now), 0);
 	m = h_take(&p.b, CM_MSG_MRA);
 	assert_int_equal(m.mra.service_timeout, 21);
 	/* ... which extends a's wait again in MRA_LAP_RCVD. */
@@ -2110,7 +2139,7 @@ static void test_mra_lap_api(void **state)
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
 	assert_true(eng_next_deadline(p.a.eng) ==
 		    h_now + h_ns(21) + 2 * h_ns(H_PLT));
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 32, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, 32, NULL, 0, h_now), -EINVAL);
 	pair_fini(&p);
 }
 
@@ -2126,7 +2155,7 @@ static void test_mra_lap_rcvd_timeout(void **state)
 	pair_init(&p, false);
 	pair_established(&p);
 	pair_lap(&p);
-	assert_int_equal(eng_mra(p.b.eng, p.bid, H_SVC, h_now), 0);
+	assert_int_equal(eng_mra(p.b.eng, p.bid, H_SVC, NULL, 0, h_now), 0);
 	h_deliver(&p.b, &p.a);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
 	/* A LAP from b now crosses ours: refused with APR 3. */
@@ -2182,7 +2211,8 @@ static void test_mra_lap_disconnect(void **state)
 	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_IDLE);
 	assert_int_equal(conn_of(&p.b, p.bid)->timer, CONN_TIMER_RETRANSMIT);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, 0, h_now), -EINVAL);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, 0, NULL, 0, NULL, 0, h_now),
+			 -EINVAL);
 	h_pump(&p.a, &p.b);
 	h_ev(&p.a, ENG_EV_DREQ_RECEIVED, p.aid);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_IDLE);
@@ -2545,14 +2575,16 @@ static void test_port_down_serialized(void **state)
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_RCVD);
 	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
 	assert_int_equal(h_pending(&p.b), 0);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_REJECTED, h_now), 0);
+	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_REJECTED, NULL, 0, NULL,
+				 0, h_now),
+			 0);
 	h_deliver(&p.b, &p.a); /* the port is back */
 	h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
 	/* Our LAP in MRA_LAP_RCVD dies as in LAP_SENT. */
 	assert_int_equal(eng_lap(p.b.eng, p.bid, &lap, h_now), 0);
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_LAP_RECEIVED, p.aid);
-	assert_int_equal(eng_mra(p.a.eng, p.aid, H_SVC, h_now), 0);
+	assert_int_equal(eng_mra(p.a.eng, p.aid, H_SVC, NULL, 0, h_now), 0);
 	h_deliver(&p.a, &p.b);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_RCVD);
 	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);

@@ -421,7 +421,8 @@ static void answer(struct side *s, struct rec *r)
 			do_destroy(s, r);
 			return;
 		} else if (p < 90) {
-			check_rc(eng_mra(s->eng, id, 15, sim.now), "mra");
+			check_rc(eng_mra(s->eng, id, 15, NULL, 0, sim.now),
+				 "mra");
 			schedule(s->idx, id, ACT_ACCEPT_LATE, upto(80 * MS));
 			return;
 		} else {

@@ -1066,7 +1066,7 @@ static void op_call(enum op op)
 		rc = eng_rtu(s->eng, id, b & 1 ? NULL : &m.rtu, fz.now);
 		break;
 	case OP_MRA:
-		rc = eng_mra(s->eng, id, b, fz.now);
+		rc = eng_mra(s->eng, id, b, NULL, 0, fz.now);
 		break;
 	case OP_DISCONNECT:
 		rc = eng_disconnect(s->eng, id, b & 1 ? NULL : pd, b, fz.now);
@@ -1078,7 +1078,7 @@ static void op_call(enum op op)
 		rc = eng_lap(s->eng, id, &m.lap, fz.now);
 		break;
 	case OP_APR:
-		rc = eng_apr(s->eng, id, b, fz.now);
+		rc = eng_apr(s->eng, id, b, NULL, 0, NULL, 0, fz.now);
 		break;
 	case OP_SIDR_REP:
 		rc = eng_sidr_rep(s->eng, id, &m.sidr_rep, fz.now);
@@ -1277,14 +1277,18 @@ static void op_answer(void)
 		memset(&rep, 0, sizeof(rep));
 		rep.local_qpn = qpn_pick(choice >> 2);
 		rep.target_ack_delay = 6;
-		rc = choice % 4 == 0 ? eng_reject(s->eng, id, &rej, fz.now) :
-		     choice % 4 == 1 ? eng_mra(s->eng, id, 16, fz.now) :
-				       eng_accept(s->eng, id, &rep, fz.now);
+		rc = choice % 4 == 0 ?
+			     eng_reject(s->eng, id, &rej, fz.now) :
+		     choice % 4 == 1 ?
+			     eng_mra(s->eng, id, 16, NULL, 0, fz.now) :
+			     eng_accept(s->eng, id, &rep, fz.now);
 		break;
 	case ENG_EV_REP_RECEIVED:
-		rc = choice % 4 == 0 ? eng_reject(s->eng, id, &rej, fz.now) :
-		     choice % 4 == 1 ? eng_mra(s->eng, id, 16, fz.now) :
-				       eng_rtu(s->eng, id, NULL, fz.now);
+		rc = choice % 4 == 0 ?
+			     eng_reject(s->eng, id, &rej, fz.now) :
+		     choice % 4 == 1 ?
+			     eng_mra(s->eng, id, 16, NULL, 0, fz.now) :
+			     eng_rtu(s->eng, id, NULL, fz.now);
 		break;
 	case ENG_EV_RTU_RECEIVED:
 	case ENG_EV_APR_RECEIVED:
@@ -1297,8 +1301,9 @@ static void op_answer(void)
 		rc = eng_disconnect(s->eng, id, NULL, 0, fz.now);
 		break;
 	case ENG_EV_LAP_RECEIVED:
-		rc = choice % 3 ? eng_apr(s->eng, id, choice % 2, fz.now) :
-				  eng_mra(s->eng, id, 16, fz.now);
+		rc = choice % 3 ? eng_apr(s->eng, id, choice % 2, NULL, 0, NULL,
+					  0, fz.now) :
+				  eng_mra(s->eng, id, 16, NULL, 0, fz.now);
 		break;
 	case ENG_EV_SIDR_REQ_RECEIVED:
 		memset(&srep, 0, sizeof(srep));
