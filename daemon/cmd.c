@@ -210,8 +210,7 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 			    xport_port(cmd->xport, rx[i].port), &rx[i].from,
 			    rx[i].mad, CM_MAD_SIZE);
 		if (cm_mad_decode(rx[i].mad, CM_MAD_SIZE, 0, &msg, &f)) {
-			int type = cm_msg_type_from_attr(
-				(uint16_t)(rx[i].mad[16] << 8 | rx[i].mad[17]));
+			int type = f.msg_type;
 
 			cmd->counters.mad_malformed++;
 			if (pc)

@@ -342,12 +342,12 @@ int cm_msg_validate(const struct cm_msg *m, struct cm_fault *out)
 	return rc;
 }
 
-int cm_mad_decode(const void *buf, size_t len, unsigned int flags,
-		  struct cm_msg *m, struct cm_fault *out)
+static int mad_decode(const void *buf, size_t len, unsigned int flags,
+		      struct cm_msg *m, struct cm_fault *out, int *type_out)
 {
 	const uint8_t *p = buf;
 	const struct cm_msg_desc *d;
-	struct cm_fault rsvd = { CM_FAULT_NONE, NULL, 0 };
+	struct cm_fault rsvd = { CM_FAULT_NONE, NULL, 0, -1 };
 	int type;
 
 	fault(out, CM_FAULT_NONE, NULL, 0);
@@ -370,10 +370,11 @@ int cm_mad_decode(const void *buf, size_t len, unsigned int flags,
 	type = cm_msg_type_from_attr(m->hdr.attr_id);
 	if (type < 0)
 		return fault(out, CM_FAULT_ATTR_ID, "attr_id", m->hdr.attr_id);
+	*type_out = type;
 	m->type = (enum cm_msg_type)type;
 	if (m->hdr.rsvd)
 		rsvd = (struct cm_fault){ CM_FAULT_RESERVED, "mad_rsvd",
-					  m->hdr.rsvd };
+					  m->hdr.rsvd, -1 };
 
 	d = &cm_msgs[type];
 	p += CM_MAD_HDR_SIZE;
@@ -390,7 +391,7 @@ int cm_mad_decode(const void *buf, size_t len, unsigned int flags,
 			v = cm_bits_get(p, f->byte, f->bit, f->width);
 			if (v && rsvd.code == CM_FAULT_NONE)
 				rsvd = (struct cm_fault){ CM_FAULT_RESERVED,
-							  f->name, v };
+							  f->name, v, -1 };
 			break;
 		case CM_KIND_u8:
 		case CM_KIND_u16:
@@ -409,6 +410,17 @@ int cm_mad_decode(const void *buf, size_t len, unsigned int flags,
 	if (out)
 		*out = rsvd; /* success, but say what was ignored */
 	return 0;
+}
+
+int cm_mad_decode(const void *buf, size_t len, unsigned int flags,
+		  struct cm_msg *m, struct cm_fault *out)
+{
+	int type = -1;
+	int rc = mad_decode(buf, len, flags, m, out, &type);
+
+	if (out)
+		out->msg_type = type;
+	return rc;
 }
 
 void cm_msg_init(struct cm_msg *m, enum cm_msg_type type, uint64_t tid)

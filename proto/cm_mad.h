@@ -227,6 +227,13 @@ struct cm_fault {
 	enum cm_fault_code code;
 	const char *field; /* the field at fault, or NULL */
 	uint64_t value; /* the offending value */
+	/*
+	 * cm_mad_decode: the message its attribute id names (enum
+	 * cm_msg_type), also when a later check failed, so a caller can
+	 * count a malformed MAD by type without reading MAD bytes; -1 when
+	 * the header was refused before the attribute id or names none.
+	 */
+	int msg_type;
 };
 
 const char *cm_fault_str(enum cm_fault_code code);

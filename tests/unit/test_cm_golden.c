@@ -806,7 +806,7 @@ static void assert_mad_equal(const char *what, const uint8_t *got,
 static void golden_decode(enum cm_msg_type type)
 {
 	const struct golden *g = &goldens[type];
-	struct cm_fault fault = { CM_FAULT_LENGTH, "poison", 1 };
+	struct cm_fault fault = { CM_FAULT_LENGTH, "poison", 1, 99 };
 	struct cm_msg got;
 
 	memset(&got, 0xa5, sizeof(got));

@@ -119,7 +119,7 @@ static void expect_fault_at(const char *file, int line, const void *buf,
 			    uint64_t value)
 {
 	struct cm_msg m;
-	struct cm_fault f = { CM_FAULT_NONE, "poison", 0xdead };
+	struct cm_fault f = { CM_FAULT_NONE, "poison", 0xdead, 99 };
 	int rc;
 
 	rc = cm_mad_decode(buf, len, flags, &m, &f);
@@ -136,6 +136,23 @@ static void expect_fault_at(const char *file, int line, const void *buf,
 	if (value != ANY_VALUE && f.value != value)
 		fail_at(file, line, "fault value %llu, want %llu",
 			(unsigned long long)f.value, (unsigned long long)value);
+	/*
+	 * The type the attribute id names comes with the fault, so the
+	 * daemon counts malformed MADs by type without reading MAD bytes;
+	 * none when the header was refused before or at the attribute id.
+	 */
+	if (code <= CM_FAULT_ATTR_ID && f.msg_type != -1)
+		fail_at(file, line, "fault type %d for a header fault",
+			f.msg_type);
+	if (code > CM_FAULT_ATTR_ID) {
+		const uint8_t *b = buf;
+		int want =
+			cm_msg_type_from_attr((uint16_t)(b[16] << 8 | b[17]));
+
+		if (f.msg_type != want)
+			fail_at(file, line, "fault type %d, want %d",
+				f.msg_type, want);
+	}
 
 	/* The same verdict without a fault to fill in. */
 	if (cm_mad_decode(buf, len, flags, &m, NULL) != -EBADMSG)
@@ -156,7 +173,7 @@ static void expect_fault_at(const char *file, int line, const void *buf,
 static void expect_ok(const uint8_t *mad, unsigned int flags)
 {
 	struct cm_msg m;
-	struct cm_fault f = { CM_FAULT_LENGTH, "poison", 1 };
+	struct cm_fault f = { CM_FAULT_LENGTH, "poison", 1, 99 };
 
 	assert_int_equal(cm_mad_decode(mad, CM_MAD_SIZE, flags, &m, &f), 0);
 	assert_int_equal(f.code, CM_FAULT_NONE);
@@ -527,7 +544,8 @@ static void test_reserved_map(void **state)
 				uint8_t bit = (uint8_t)(0x80 >> b);
 				const struct rsvd_bits *r;
 				uint8_t mad[CM_MAD_SIZE];
-				struct cm_fault f = { CM_FAULT_NONE, NULL, 0 };
+				struct cm_fault f = { CM_FAULT_NONE, NULL, 0,
+						      99 };
 				struct cm_msg m;
 				int rc;
 
