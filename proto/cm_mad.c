@@ -343,7 +343,7 @@ int cm_msg_validate(const struct cm_msg *m, struct cm_fault *out)
 }
 
 static int mad_decode(const void *buf, size_t len, unsigned int flags,
-		      struct cm_msg *m, struct cm_fault *out, int *type_out)
+		      struct cm_msg *m, struct cm_fault *out)
 {
 	const uint8_t *p = buf;
 	const struct cm_msg_desc *d;
@@ -370,7 +370,6 @@ static int mad_decode(const void *buf, size_t len, unsigned int flags,
 	type = cm_msg_type_from_attr(m->hdr.attr_id);
 	if (type < 0)
 		return fault(out, CM_FAULT_ATTR_ID, "attr_id", m->hdr.attr_id);
-	*type_out = type;
 	m->type = (enum cm_msg_type)type;
 	if (m->hdr.rsvd)
 		rsvd = (struct cm_fault){ CM_FAULT_RESERVED, "mad_rsvd",
@@ -415,11 +414,15 @@ static int mad_decode(const void *buf, size_t len, unsigned int flags,
 int cm_mad_decode(const void *buf, size_t len, unsigned int flags,
 		  struct cm_msg *m, struct cm_fault *out)
 {
-	int type = -1;
-	int rc = mad_decode(buf, len, flags, m, out, &type);
+	int rc = mad_decode(buf, len, flags, m, out);
+	struct cm_mad_hdr h;
 
-	if (out)
-		out->msg_type = type;
+	if (out && len == CM_MAD_SIZE) {
+		hdr_decode(buf, &h);
+		out->msg_type = cm_msg_type_from_attr(h.attr_id);
+	} else if (out) {
+		out->msg_type = -1;
+	}
 	return rc;
 }
 

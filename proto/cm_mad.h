@@ -229,9 +229,10 @@ struct cm_fault {
 	uint64_t value; /* the offending value */
 	/*
 	 * cm_mad_decode: the message its attribute id names (enum
-	 * cm_msg_type), also when a later check failed, so a caller can
-	 * count a malformed MAD by type without reading MAD bytes; -1 when
-	 * the header was refused before the attribute id or names none.
+	 * cm_msg_type), also when another check failed (a wrong base or
+	 * class version too), so a caller can count a malformed MAD by type
+	 * without reading MAD bytes; -1 for a wrong length or an attribute
+	 * id that names no CM message.
 	 */
 	int msg_type;
 };

@@ -139,12 +139,12 @@ static void expect_fault_at(const char *file, int line, const void *buf,
 	/*
 	 * The type the attribute id names comes with the fault, so the
 	 * daemon counts malformed MADs by type without reading MAD bytes;
-	 * none when the header was refused before or at the attribute id.
+	 * none for a wrong length.
 	 */
-	if (code <= CM_FAULT_ATTR_ID && f.msg_type != -1)
-		fail_at(file, line, "fault type %d for a header fault",
+	if (code == CM_FAULT_LENGTH && f.msg_type != -1)
+		fail_at(file, line, "fault type %d for a wrong length",
 			f.msg_type);
-	if (code > CM_FAULT_ATTR_ID) {
+	if (code != CM_FAULT_LENGTH) {
 		const uint8_t *b = buf;
 		int want =
 			cm_msg_type_from_attr((uint16_t)(b[16] << 8 | b[17]));
