@@ -572,6 +572,21 @@ static int conn_act_drep(struct conn *c, struct conn_ctx *x)
 }
 
 /*
+ * A held REQ whose listener went away was never seen by a client: answer
+ * it with REJ "invalid service id" (IBTA Table 109 code 8), as a REQ
+ * arriving now would be, and end the record (it has no owner).
+ */
+static int conn_act_listener_gone(struct conn *c, struct conn_ctx *x)
+{
+	struct cm_msg m;
+
+	c->destroyed = true;
+	conn_build_rej(c, &m, CM_REJ_INVALID_SERVICE_ID, CM_MSG_REF_REQ);
+	conn_send(c, &m, false);
+	return 0;
+}
+
+/*
  * A disconnect with nothing left to do: our DREQ is already out, or the
  * peer's DREQ crossed ours (IBTA 12.9.6) or came first and was answered.
  * The connection is going down as asked, so the call succeeds, as
@@ -1192,6 +1207,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ_STALE) = GO(IDLE, rej),
 		E(STALE) = STAY(stale_ignore),
 		E(PORT_DOWN) = GO(IDLE, port_down_rep),
+		E(LISTENER_GONE) = GO(IDLE, listener_gone),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 	},
 	S(REP_SENT) = {

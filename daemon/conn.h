@@ -54,6 +54,8 @@ enum conn_event {
 	CONN_EV_PORT_DOWN, /* our port went down (eng_port_down) */
 	CONN_EV_UNREACHABLE, /* the message we wait on never left
 				(eng_send_done with an error) */
+	CONN_EV_LISTENER_GONE, /* a held REQ's listener was destroyed
+				  (listen_stop) */
 	CONN_EV__COUNT,
 };
 

@@ -231,7 +231,6 @@ void listen_stop(struct conn *c, uint64_t now)
 {
 	struct listener *l = c->lis;
 	struct conn *h;
-	struct cm_msg m;
 
 	if (!l)
 		return;
@@ -241,17 +240,15 @@ void listen_stop(struct conn *c, uint64_t now)
 		h->lis = NULL;
 	}
 	while ((h = TAILQ_FIRST(&l->held))) {
+		struct conn_ctx x = { .now = now };
+
 		TAILQ_REMOVE(&l->held, h, lis_link);
 		h->held = false;
 		h->lis = NULL;
-		h->destroyed = true;
 		free(h->held_req);
 		h->held_req = NULL;
-		conn_build_rej(h, &m, CM_REJ_INVALID_SERVICE_ID,
-			       CM_MSG_REF_REQ);
-		conn_send(h, &m, false);
-		conn_set_state(h, ENG_STATE_IDLE, CONN_EV_API_DESTROY, now);
-		conn_free(h);
+		/* The table answers it and ends the record (LISTENER_GONE). */
+		conn_event(h, CONN_EV_LISTENER_GONE, &x);
 	}
 	if (l->mask == UINT64_MAX)
 		ltab_del(&c->eng->listeners, l);
