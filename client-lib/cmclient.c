@@ -195,6 +195,8 @@ struct cmc_ev_item {
 	struct cmc_event ev;
 	struct cmc_channel *ch;
 	uint32_t seq; /* the id's event sequence number, for ACK_EVENT */
+	/* The daemon's state of the id after the event (not for local). */
+	uint8_t state, lap_state;
 	bool queued;
 	/* Made by the library (REQUEST_ERROR): acked without the daemon. */
 	bool local;
@@ -590,15 +592,25 @@ static void cmc_purge_id(struct cmc_channel *ch, struct cmc_id *id)
  * Keep what the QP helpers will need from an event, when the application
  * takes it (see the top of this file for why not earlier).
  */
-static void cmc_id_learn(struct cmc_id *id, const struct cmc_event *ev)
+/*
+ * What an event tells about its id: the state the daemon's engine moved it
+ * to (never inferred here: the engine's table owns it), and the facts the
+ * event carries (the peer's QPN, PSN, path, ...).
+ */
+static void cmc_id_learn(struct cmc_id *id, const struct cmc_ev_item *it)
 {
+	const struct cmc_event *ev = &it->ev;
 	struct cmc_id_info *in = &id->info;
+
+	if (!it->local) {
+		in->state = it->state;
+		in->lap_state = it->lap_state;
+	}
 
 	switch (ev->type) {
 	case CMC_EVENT_REQ_RECEIVED: {
 		const struct cmc_ev_req *r = &ev->u.req;
 
-		in->state = CMC_STATE_REQ_RCVD;
 		in->listen_id = r->listen_id;
 		in->service_id = r->service_id;
 		in->remote_ca_guid = r->remote_ca_guid;
@@ -619,7 +631,6 @@ static void cmc_id_learn(struct cmc_id *id, const struct cmc_event *ev)
 	case CMC_EVENT_REP_RECEIVED: {
 		const struct cmc_ev_rep *r = &ev->u.rep;
 
-		in->state = CMC_STATE_REP_RCVD;
 		in->remote_ca_guid = r->remote_ca_guid;
 		in->remote_qpn = r->remote_qpn;
 		in->remote_psn = r->start_psn;
@@ -635,19 +646,12 @@ static void cmc_id_learn(struct cmc_id *id, const struct cmc_event *ev)
 		break;
 	}
 	case CMC_EVENT_ESTABLISHED:
-		in->state = CMC_STATE_ESTABLISHED;
-		break;
 	case CMC_EVENT_REJ_RECEIVED:
 	case CMC_EVENT_CONNECT_ERROR:
 	case CMC_EVENT_TIMEWAIT_EXIT:
-		in->state = CMC_STATE_IDLE;
-		break;
 	case CMC_EVENT_DREQ_RECEIVED:
-		in->state = CMC_STATE_DREQ_RCVD;
-		break;
 	case CMC_EVENT_DREP_RECEIVED:
 	case CMC_EVENT_DISCONNECT_TIMEOUT:
-		in->state = CMC_STATE_TIMEWAIT;
 		break;
 	case CMC_EVENT_LAP_RECEIVED:
 		id->lap_path = ev->u.lap.alt_path;
@@ -659,14 +663,12 @@ static void cmc_id_learn(struct cmc_id *id, const struct cmc_event *ev)
 		}
 		break;
 	case CMC_EVENT_SIDR_REQ_RECEIVED:
-		in->state = CMC_STATE_SIDR_REQ_RCVD;
 		in->listen_id = ev->u.sidr_req.listen_id;
 		in->service_id = ev->u.sidr_req.service_id;
 		in->path = ev->u.sidr_req.path;
 		id->path_ok = true;
 		break;
 	case CMC_EVENT_SIDR_REP_RECEIVED:
-		in->state = CMC_STATE_IDLE;
 		in->remote_qpn = ev->u.sidr_rep.qpn;
 		in->qkey = ev->u.sidr_rep.qkey;
 		in->path = ev->u.sidr_rep.path;
@@ -755,6 +757,8 @@ static int cmc_on_event(struct cmc_channel *ch)
 	it->ev.context = (void *)(uintptr_t)e->context;
 	it->ev.type = (enum cmc_event_type)e->type;
 	it->ev.status = e->status;
+	it->state = e->state;
+	it->lap_state = e->lap_state;
 	if (body > 0)
 		memcpy(&it->ev.u, &e->req_received, (size_t)body);
 	cmc_enqueue(ch, it);
@@ -1978,7 +1982,7 @@ static struct cmc_ev_item *cmc_queue_take(struct cmc_channel *ch,
 	for (it = ch->head; it; it = it->next) {
 		if (!id || it->ev.id == id) {
 			cmc_dequeue(ch, it);
-			cmc_id_learn(it->ev.id, &it->ev);
+			cmc_id_learn(it->ev.id, it);
 			return it;
 		}
 	}

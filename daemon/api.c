@@ -435,9 +435,12 @@ static int do_query(struct cmd *cmd, struct api_id *a,
 		    struct cmp_query_id_reply *r)
 {
 	struct eng_listen_info li;
+	enum eng_lap_state lap = ENG_LAP_IDLE;
 
 	r->info = a->info;
 	r->info.state = (uint8_t)state_of(cmd, a->id);
+	eng_id_lap_state(cmd->eng, a->id, &lap);
+	r->info.lap_state = (uint8_t)lap;
 	if (a->listener && !eng_listen_info(cmd->eng, a->id, &li)) {
 		r->info.credits_in_use = li.credits_used;
 		r->info.held_reqs = li.held;
@@ -521,6 +524,7 @@ static int do_list(struct cmd *cmd, struct srv_client *c,
 	while (out->count < CMP_LIST_BATCH_MAX &&
 	       (a = hmap_next(&cmd->ids, &pos, NULL))) {
 		struct cmp_list_entry *e = &out->entries[out->count];
+		enum eng_lap_state lap;
 
 		if (a->client != c && !may_see_all(cmd, c))
 			continue;
@@ -530,6 +534,9 @@ static int do_list(struct cmd *cmd, struct srv_client *c,
 			continue;
 		e->id = a->id;
 		e->state = (uint8_t)state_of(cmd, a->id);
+		lap = ENG_LAP_IDLE;
+		eng_id_lap_state(cmd->eng, a->id, &lap);
+		e->lap_state = (uint8_t)lap;
 		e->qp_type = a->qp_type;
 		e->service_id = a->info.service_id;
 		e->service_mask = a->info.service_mask;
@@ -1374,6 +1381,9 @@ void api_deliver(void *ctx, const struct eng_event *ev)
 	msg.event.context = ev->context;
 	type = event_body(cmd, a, ev, &msg.event);
 	msg.event.type = (uint16_t)type;
+	/* The engine's state after the event, for the library to record. */
+	msg.event.state = (uint8_t)ev->state;
+	msg.event.lap_state = (uint8_t)ev->lap;
 	a->unacked_seq = msg.hdr.seq;
 	setup_latency(cmd, a, ev->type);
 	if (!srv_send(a->client, &msg))

@@ -94,6 +94,12 @@ struct eng_event {
 	int status; /* 0, or -ETIMEDOUT / -ESTALE / -ENETDOWN /
 		       -EHOSTUNREACH (eng_send_done) for errors */
 	struct eng_addr addr; /* the peer */
+	/*
+	 * The id's state, and LAP sub-state, after the transition that made
+	 * this event: the engine's, so that nobody else has to infer them.
+	 */
+	enum eng_state state;
+	enum eng_lap_state lap;
 	bool has_msg;
 	struct cm_msg msg; /* the message behind the event, if any */
 };
@@ -326,6 +332,9 @@ int eng_listen_info(const struct eng *eng, uint32_t id,
 
 const struct eng_counters *eng_counters(const struct eng *eng);
 int eng_id_state(const struct eng *eng, uint32_t id, enum eng_state *state);
+/* Its LAP sub-state (IDLE outside ESTABLISHED). */
+int eng_id_lap_state(const struct eng *eng, uint32_t id,
+		     enum eng_lap_state *lap);
 /* Records alive, destroyed ones still in their protocol tail included. */
 size_t eng_record_count(const struct eng *eng);
 

@@ -88,6 +88,7 @@ struct conn *conn_new(struct eng *eng)
 	c->local_id = id;
 	c->state = ENG_STATE_IDLE;
 	STAILQ_INIT(&c->evq.items);
+	c->evq.next_state = ENG_STATE__COUNT;
 	ctab_local_add(&eng->by_local, c);
 	LIST_INSERT_HEAD(&eng->all, c, all_link);
 	eng->nconn++;
@@ -1373,7 +1374,10 @@ int conn_event(struct conn *c, enum conn_event ev, struct conn_ctx *x)
 	c->eng->hits[c->state][ev]++;
 	x->ev = ev;
 	x->arm = CONN_TIMER_NONE;
+	/* Events the action pushes carry the state it leads to (evq.c). */
+	c->evq.next_state = (uint8_t)(cell->stay ? c->state : cell->next);
 	ret = cell->act(c, x);
+	c->evq.next_state = ENG_STATE__COUNT;
 	if (ret < 0)
 		return ret;
 	if (!cell->stay) {

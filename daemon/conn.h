@@ -79,6 +79,12 @@ struct evq_item {
 struct evq {
 	STAILQ_HEAD(, evq_item) items;
 	bool unacked; /* the head has been delivered, not yet acked */
+	/*
+	 * While a table cell's action runs (conn_event): the state its
+	 * transition leads to, which the events it pushes carry; else
+	 * ENG_STATE__COUNT (an event pushed then carries the state as is).
+	 */
+	uint8_t next_state;
 };
 
 struct listener;

@@ -477,6 +477,17 @@ int eng_id_state(const struct eng *eng, uint32_t id, enum eng_state *state)
 	return 0;
 }
 
+int eng_id_lap_state(const struct eng *eng, uint32_t id,
+		     enum eng_lap_state *lap)
+{
+	struct conn *c = eng_find(eng, id);
+
+	if (!c)
+		return -ENOENT;
+	*lap = c->state == ENG_STATE_ESTABLISHED ? c->lap : ENG_LAP_IDLE;
+	return 0;
+}
+
 size_t eng_record_count(const struct eng *eng)
 {
 	return eng->nconn;

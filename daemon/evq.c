@@ -106,6 +106,12 @@ void evq_push(struct conn *c, enum eng_event_type type, int status,
 	} else {
 		memset(&it->ev.msg, 0, sizeof(it->ev.msg));
 	}
+	/* The state after the transition that made it (conn_event). */
+	it->ev.state = c->evq.next_state < ENG_STATE__COUNT ?
+			       (enum eng_state)c->evq.next_state :
+			       c->state;
+	it->ev.lap =
+		it->ev.state == ENG_STATE_ESTABLISHED ? c->lap : ENG_LAP_IDLE;
 	STAILQ_INSERT_TAIL(&c->evq.items, it, link);
 	if (!c->evq.unacked)
 		evq_deliver_head(c);

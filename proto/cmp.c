@@ -775,8 +775,10 @@ static int cmp_check_event(const struct cmp_msg *msg, const char **why)
 
 	if (e->id == CMP_ID_NONE)
 		CMP_BAD("EVENT id zero");
-	if (e->rsvd0 || e->rsvd1)
+	if (e->rsvd1)
 		CMP_BAD("EVENT reserved bytes not zero");
+	CMP_MAX(e->state, CMP_STATE_MAX, "EVENT state");
+	CMP_MAX(e->lap_state, CMP_LAP_STATE_MAX, "EVENT LAP state");
 	if (!cmp_status_ok(e->status))
 		CMP_BAD("EVENT status not 0 or -errno");
 	if (!d)

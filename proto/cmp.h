@@ -1162,12 +1162,15 @@ struct cmp_ev_port {
  * The header's seq is the id's event sequence number: 1 for an id's first
  * event, one more for each later one, never 0. At most one event per id is
  * unacknowledged (rule 2). context is the id's context when the event was
- * sent.
+ * sent. state and lap_state are the id's state and LAP sub-state right
+ * after the transition that made the event, as the daemon's engine has
+ * them, so that a client records them rather than guessing.
  */
 struct cmp_event {
 	uint32_t id;
 	uint16_t type; /* enum cmp_event_type */
-	uint16_t rsvd0;
+	uint8_t state; /* enum cmp_state */
+	uint8_t lap_state; /* enum cmp_lap_state */
 	int32_t status; /* 0, or a negative errno saying what went wrong */
 	uint32_t rsvd1;
 	uint64_t context;

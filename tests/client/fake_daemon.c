@@ -107,6 +107,30 @@ static struct fake_id *fake_id_get(struct fake *f, uint32_t id, bool create)
 	return &f->ids[f->nids++];
 }
 
+/*
+ * The state a real daemon's engine reports after each event in the
+ * common case (the engine's table decides it there; tests that need
+ * another set m->event.state themselves).
+ */
+static const uint8_t fake_event_state[CMP_EVENT_MAX + 1] = {
+	[CMP_EVENT_REQ_RECEIVED] = CMP_STATE_REQ_RCVD,
+	[CMP_EVENT_REP_RECEIVED] = CMP_STATE_REP_RCVD,
+	[CMP_EVENT_ESTABLISHED] = CMP_STATE_ESTABLISHED,
+	[CMP_EVENT_REJ_RECEIVED] = CMP_STATE_IDLE,
+	[CMP_EVENT_CONNECT_ERROR] = CMP_STATE_IDLE,
+	[CMP_EVENT_MRA_RECEIVED] = CMP_STATE_MRA_REQ_RCVD,
+	[CMP_EVENT_DREQ_RECEIVED] = CMP_STATE_DREQ_RCVD,
+	[CMP_EVENT_DREP_RECEIVED] = CMP_STATE_TIMEWAIT,
+	[CMP_EVENT_DISCONNECT_TIMEOUT] = CMP_STATE_TIMEWAIT,
+	[CMP_EVENT_TIMEWAIT_EXIT] = CMP_STATE_IDLE,
+	[CMP_EVENT_LAP_RECEIVED] = CMP_STATE_ESTABLISHED,
+	[CMP_EVENT_APR_RECEIVED] = CMP_STATE_ESTABLISHED,
+	[CMP_EVENT_SIDR_REQ_RECEIVED] = CMP_STATE_SIDR_REQ_RCVD,
+	[CMP_EVENT_SIDR_REP_RECEIVED] = CMP_STATE_IDLE,
+	[CMP_EVENT_PORT_ERROR] = CMP_STATE_ESTABLISHED,
+	[CMP_EVENT_DEVICE_REMOVAL] = CMP_STATE_IDLE,
+};
+
 void fake_event(struct cmp_msg *m, uint32_t id, enum cmp_event_type type,
 		uint64_t context)
 {
@@ -114,6 +138,10 @@ void fake_event(struct cmp_msg *m, uint32_t id, enum cmp_event_type type,
 	m->event.id = id;
 	m->event.type = (uint16_t)type;
 	m->event.context = context;
+	if ((unsigned int)type <= CMP_EVENT_MAX)
+		m->event.state = fake_event_state[type];
+	if (type == CMP_EVENT_LAP_RECEIVED)
+		m->event.lap_state = CMP_LAP_STATE_LAP_RCVD;
 }
 
 int fake_push(struct fake *f, struct cmp_msg *ev)

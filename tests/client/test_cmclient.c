@@ -949,7 +949,16 @@ static bool hook_bad_reply(struct fake *f, const struct cmp_msg *req)
 		m.event.type = CMP_EVENT_TIMEWAIT_EXIT;
 		memcpy(raw, &m, 16 + 24);
 		h->length = 16 + 24;
-		raw[16 + 6] = 1; /* rsvd0 */
+		raw[16 + 12] = 1; /* rsvd1 */
+		fake_send_raw(f, raw, 16 + 24);
+		break;
+	case 9: /* an event with a state no engine has */
+		cmp_msg_init(&m, CMP_TYPE_EVENT, 1);
+		m.event.id = 1;
+		m.event.type = CMP_EVENT_TIMEWAIT_EXIT;
+		memcpy(raw, &m, 16 + 24);
+		h->length = 16 + 24;
+		raw[16 + 6] = CMP_STATE_MAX + 1; /* state */
 		fake_send_raw(f, raw, 16 + 24);
 		break;
 	}
@@ -959,7 +968,7 @@ static bool hook_bad_reply(struct fake *f, const struct cmp_msg *req)
 static void test_malformed_replies(void **state)
 {
 	(void)state;
-	for (bad_kind = 0; bad_kind <= 8; bad_kind++) {
+	for (bad_kind = 0; bad_kind <= 9; bad_kind++) {
 		struct fx *x;
 		struct cmc_id *a;
 		struct cmc_event *ev;

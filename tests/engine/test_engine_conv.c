@@ -647,6 +647,43 @@ static void test_disconnect_again(void **state)
 	pair_fini(&p);
 }
 
+/*
+ * Every event carries the id's state after the transition that made it
+ * (and the LAP sub-state in ESTABLISHED), so no client infers them: the
+ * handshake's, and a REJ that finds the active side in REP_RCVD, which
+ * goes to TIMEWAIT (IBTA 12.9.7), not IDLE.
+ */
+static void test_event_states(void **state)
+{
+	struct pair p;
+	struct eng_event ev;
+
+	(void)state;
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 8);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	h_deliver(&p.a, &p.b);
+	ev = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0);
+	p.bid = ev.id;
+	assert_int_equal(ev.state, ENG_STATE_REQ_RCVD);
+	assert_int_equal(h_accept(&p.b, p.bid), 0);
+	h_deliver(&p.b, &p.a);
+	ev = h_ev_noack(&p.a, ENG_EV_REP_RECEIVED, p.aid);
+	assert_int_equal(ev.state, ENG_STATE_REP_RCVD);
+	/* B gives up on its REP: REJ, and A is in REP_RCVD. */
+	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	h_deliver(&p.b, &p.a);
+	assert_int_equal(eng_ack(p.a.eng, p.aid, h_now), 0);
+	ev = h_ev(&p.a, ENG_EV_REJ_RECEIVED, p.aid);
+	assert_int_equal(ev.state, ENG_STATE_TIMEWAIT);
+	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
+	assert_int_equal(ev.lap, ENG_LAP_IDLE);
+	h_settle(&p.a, &p.b);
+	ev = h_ev(&p.a, ENG_EV_TIMEWAIT_EXIT, p.aid);
+	assert_int_equal(ev.state, ENG_STATE_IDLE);
+	pair_fini(&p);
+}
+
 /* Lesson 2: a REJ racing the REQ is seen after it, never before. */
 static void test_rej_racing_req(void **state)
 {
@@ -2933,6 +2970,7 @@ int main(void)
 		cmocka_unit_test(test_stale_rep),
 		cmocka_unit_test(test_dreq_collision),
 		cmocka_unit_test(test_disconnect_again),
+		cmocka_unit_test(test_event_states),
 		cmocka_unit_test(test_rej_racing_req),
 		cmocka_unit_test(test_destroy_every_state),
 		cmocka_unit_test(test_lost_rej_of_rep),

@@ -1695,8 +1695,11 @@ static void test_malformed_events(void **state)
 {
 	(void)state;
 	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.id = 0, "EVENT id zero");
-	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.rsvd0 = 1,
-	       "EVENT reserved bytes not zero");
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.state = CMP_STATE_MAX + 1,
+	       "EVENT state out of range");
+	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT,
+	       m->event.lap_state = CMP_LAP_STATE_MAX + 1,
+	       "EVENT LAP state out of range");
 	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.rsvd1 = 1,
 	       "EVENT reserved bytes not zero");
 	BAD_EV(CMP_EVENT_TIMEWAIT_EXIT, m->event.status = 5,
