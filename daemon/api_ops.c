@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops: what the daemon tells about itself -- LIST (ids, listeners,
+ * connections), COUNTERS (global, per port, per client), PORTS, and
+ * CAPTURE start and stop -- and who may see how much of it (root, the
+ * admin group, everyone for their own).
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "capture.h"
+#include "cmd.h"
+#include "log.h"
+#include "util.h"
+
+/*
+ * ops: is gid among the supplementary groups of the client's process?
+ * SO_PEERCRED gives only the primary gid, so read /proc/PID/status's
+ * Groups: line (local and non-blocking, unlike getgrouplist's NSS
+ * lookups), trusting it only while that process's effective uid is still
+ * the peer's, so that a recycled pid does not lend its groups.
+ */
+static bool proc_in_group(pid_t pid, uid_t uid, gid_t gid)
+{
+	bool uid_ok = false, found = false;
+	char path[64], *line = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (getline(&line, &size, f) > 0) {
+		unsigned long real, eff;
+		char *p, *end;
+
+		if (!strncmp(line, "Uid:", 4)) {
+			uid_ok =
+				sscanf(line + 4, "%lu %lu", &real, &eff) == 2 &&
+				eff == (unsigned long)uid;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			for (p = line + 7;; p = end) {
+				unsigned long v = strtoul(p, &end, 10);
+
+				if (end == p)
+					break;
+				found |= v == (unsigned long)gid;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	return uid_ok && found;
+}
+
+/*
+ * ops: root, or a member of the configured admin group, may read every
+ * client's ids, the GLOBAL and PORT counters, and start or stop a
+ * capture. Decided at the client's first privileged request and kept for
+ * the connection's life, as its SO_PEERCRED credentials are.
+ */
+static bool may_see_all(struct cmd *cmd, struct srv_client *c)
+{
+	struct api_client *ac = api_client_of(cmd, c);
+	bool ok;
+
+	if (srv_client_uid(c) == 0)
+		return true;
+	if (!cmd->cfg.has_admin_gid)
+		return false;
+	if (ac && ac->admin >= 0)
+		return ac->admin;
+	ok = srv_client_gid(c) == cmd->cfg.admin_gid ||
+	     proc_in_group(srv_client_pid(c), srv_client_uid(c),
+			   cmd->cfg.admin_gid);
+	if (ac)
+		ac->admin = ok;
+	return ok;
+}
+
+int api_ops_list(struct cmd *cmd, struct srv_client *c,
+		 const struct cmp_list *r, struct cmp_list_reply *out)
+{
+	size_t pos = (size_t)r->cursor;
+	struct eng_listen_info li;
+	struct api_id *a = NULL;
+
+	while (out->count < CMP_LIST_BATCH_MAX &&
+	       (a = hmap_next(&cmd->ids, &pos, NULL))) {
+		struct cmp_list_entry *e = &out->entries[out->count];
+		enum eng_lap_state lap;
+
+		if (a->client != c && !may_see_all(cmd, c))
+			continue;
+		if (r->filter == CMP_LIST_FILTER_LISTENERS && !a->listener)
+			continue;
+		if (r->filter == CMP_LIST_FILTER_CONNECTIONS && a->listener)
+			continue;
+		e->id = a->id;
+		e->state = (uint8_t)api_state_of(cmd, a->id);
+		lap = ENG_LAP_IDLE;
+		eng_id_lap_state(cmd->eng, a->id, &lap);
+		e->lap_state = (uint8_t)lap;
+		e->qp_type = a->qp_type;
+		e->service_id = a->info.service_id;
+		e->service_mask = a->info.service_mask;
+		e->local_comm_id = a->info.local_comm_id;
+		e->remote_comm_id = a->info.remote_comm_id;
+		e->owner_pid = (uint32_t)srv_client_pid(a->client);
+		e->owner_uid = (uint32_t)srv_client_uid(a->client);
+		e->backlog = a->info.backlog;
+		if (a->listener && !eng_listen_info(cmd->eng, a->id, &li)) {
+			e->credits_in_use = li.credits_used;
+			e->held_reqs = li.held;
+		}
+		memcpy(e->remote_gid, a->info.path.remote_gid, CM_GID_SIZE);
+		out->count++;
+	}
+	out->next_cursor = a ? pos : 0;
+	return 0;
+}
+
+/*
+ * Counters, by stable name (docs/OPERATIONS.md lists them). Each scope's
+ * list is built whole per request, a few hundred entries at most, and the
+ * walk's cursor is the index in it.
+ */
+#define API_COUNTERS_MAX 512
+
+struct counter_set {
+	struct cmp_counter *c;
+	unsigned int n;
+};
+
+static void cset_add(struct counter_set *set, uint64_t value, const char *fmt,
+		     ...) __attribute__((format(printf, 3, 4)));
+
+static void cset_add(struct counter_set *set, uint64_t value, const char *fmt,
+		     ...)
+{
+	struct cmp_counter *c;
+	va_list ap;
+
+	if (set->n >= API_COUNTERS_MAX)
+		return;
+	c = &set->c[set->n++];
+	memset(c->name, 0, sizeof(c->name));
+	va_start(ap, fmt);
+	vsnprintf(c->name, sizeof(c->name), fmt, ap);
+	va_end(ap);
+	for (char *p = c->name; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	c->value = value;
+}
+
+/* "<type>_<kind>" for every CM message type: req_sent, rep_duplicates. */
+static void cset_per_type(struct counter_set *set, const char *kind,
+			  const uint64_t *v)
+{
+	for (unsigned int t = 0; t < CM_MSG__COUNT; t++)
+		cset_add(set, v[t], "%s_%s",
+			 cm_msg_type_name((enum cm_msg_type)t), kind);
+}
+
+static int count_state(void *arg, const struct eng_conn_info *info)
+{
+	uint64_t *by_state = arg;
+
+	if ((unsigned int)info->state < ENG_STATE__COUNT)
+		by_state[info->state]++;
+	return 0;
+}
+
+/*
+ * Bytes the allocator has handed out and not had back (in use), and bytes
+ * it holds from the system (retained: glibc keeps freed heap, so this
+ * follows the peak). A leak shows in the first whatever the peak was;
+ * less the buffers the daemon keeps for reuse (the heap_cached counter,
+ * which also follow the peak, up to their caps) it is what
+ * tests/robust/rb_faults.c measures. 0 without glibc's mallinfo2 (other
+ * libcs; a sanitizer's allocator is not glibc's).
+ */
+static void heap_stats(uint64_t *in_use, uint64_t *retained)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+	struct mallinfo2 mi = mallinfo2();
+
+	*in_use = mi.uordblks + mi.hblkhd;
+	*retained = mi.arena + mi.hblkhd;
+#else
+	*in_use = *retained = 0;
+#endif
+}
+
+static void counters_global(struct cmd *cmd, struct counter_set *set)
+{
+	const struct eng_counters *e = eng_counters(cmd->eng);
+	const struct srv_counters *s = srv_counters(cmd->srv);
+	const struct capture_stats *cs =
+		cmd->cap ? capture_stats(cmd->cap) : NULL;
+	const struct xport_counters *xc =
+		cmd->xport ? xport_counters(cmd->xport) : NULL;
+	uint64_t by_state[ENG_STATE__COUNT] = { 0 };
+	uint64_t heap_in_use, heap_retained;
+	const struct {
+		const char *name;
+		uint64_t value;
+	} flat[] = {
+		{ "mad_rx", cmd->counters.mad_rx },
+		{ "mad_tx", cmd->counters.mad_tx },
+		{ "mad_tx_errors", cmd->counters.mad_tx_errors },
+		{ "mad_tx_busy", xc ? xc->tx_busy : 0 },
+		{ "mad_tx_busy_failed", xc ? xc->tx_busy_failed : 0 },
+		{ "mad_tx_deferred", cmd->counters.mad_tx_deferred },
+		{ "mad_tx_unreachable", cmd->counters.mad_tx_unreachable },
+		{ "neigh_resolutions", xc ? xc->neigh_started : 0 },
+		{ "neigh_resolved", xc ? xc->neigh_resolved : 0 },
+		{ "neigh_failed", xc ? xc->neigh_failed : 0 },
+		{ "neigh_pending", xc ? xc->neigh_pending : 0 },
+		{ "unreachable", e->unreachable },
+		{ "mad_malformed", cmd->counters.mad_malformed },
+		{ "mad_reserved_set", cmd->counters.mad_reserved_set },
+		{ "port_events", cmd->counters.port_events },
+		{ "req_delivered", e->req_delivered },
+		{ "req_held", e->req_held },
+		{ "req_rejected_backlog", e->req_rejected_backlog },
+		{ "req_no_listener", e->req_no_listener },
+		{ "stale_rejected", e->stale_rejected },
+		{ "timeouts", e->timeouts },
+		{ "unexpected_api", e->unexpected_api },
+		{ "established_early", e->established_early },
+		{ "port_down", e->port_down },
+		{ "port_down_ids", e->port_down_ids },
+		{ "clients", srv_client_count(cmd->srv) },
+		{ "clients_accepted", s->clients_accepted },
+		{ "clients_refused", s->clients_refused },
+		{ "clients_dropped", s->clients_dropped },
+		{ "client_requests", s->requests },
+		{ "client_malformed", s->malformed },
+		{ "client_replies_omitted", s->replies_omitted },
+		{ "client_reads_paused", s->reads_paused },
+		{ "events_sent", s->events_sent },
+		{ "ids", cmd->ids.n },
+		{ "records", eng_record_count(cmd->eng) },
+		{ "capture_active", cmd->cap != NULL },
+		{ "captures_started", cmd->counters.captures_started },
+		{ "capture_records", cs ? cs->records : 0 },
+		{ "capture_dropped", cs ? cs->dropped : 0 },
+		{ "setup_count", cmd->counters.setup_count },
+		{ "setup_us_sum", cmd->counters.setup_us_sum },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(flat); i++)
+		cset_add(set, flat[i].value, "%s", flat[i].name);
+	heap_stats(&heap_in_use, &heap_retained);
+	cset_add(set, heap_in_use, "heap_in_use");
+	cset_add(set, heap_retained, "heap_retained");
+	cset_add(set, e->spare_bytes + s->spare_bytes, "heap_cached");
+	cset_per_type(set, "sent", e->sent);
+	cset_per_type(set, "received", e->received);
+	cset_per_type(set, "retransmitted", e->retransmitted);
+	cset_per_type(set, "duplicates", e->duplicates);
+	cset_per_type(set, "unexpected", e->unexpected);
+	cset_per_type(set, "malformed", e->malformed);
+	/* Connections by state: every record, listeners and destroyed ids
+	 * in their protocol tail included. */
+	eng_walk(cmd->eng, count_state, by_state);
+	for (unsigned int st = 0; st < ENG_STATE__COUNT; st++)
+		cset_add(set, by_state[st], "conns_%s",
+			 eng_state_name((enum eng_state)st));
+	for (unsigned int b = 0; b + 1 < CMD_SETUP_BUCKETS; b++)
+		cset_add(set, cmd->counters.setup_us[b], "setup_us_le_%llu",
+			 1ULL << b);
+	cset_add(set, cmd->counters.setup_us[CMD_SETUP_BUCKETS - 1],
+		 "setup_us_le_inf");
+}
+
+static int counters_port(struct cmd *cmd, const struct cmp_counters *r,
+			 struct counter_set *set)
+{
+	static const char *const kind[CMD_PC__COUNT] = {
+		"sent",	      "received",   "retransmitted",
+		"duplicates", "unexpected", "malformed",
+	};
+	const struct cmd_port_counters *pc = NULL;
+	const struct xport_port *p = NULL;
+
+	for (unsigned int i = 0; cmd->xport && i < cmd->n_ports; i++) {
+		p = xport_port(cmd->xport,
+			       (uint16_t)(cmd->xport->first_index + i));
+		if (p && p->port_num == r->port_num &&
+		    !strncmp(p->dev, r->dev_name, sizeof(r->dev_name))) {
+			pc = cmd_port_counters(cmd, p->index);
+			break;
+		}
+	}
+	if (!pc)
+		return -ENODEV;
+	cset_add(set, p->up && p->state == XPORT_PORT_ACTIVE, "port_active");
+	cset_add(set, pc->mad_rx, "mad_rx");
+	cset_add(set, pc->mad_tx, "mad_tx");
+	cset_add(set, pc->mad_tx_errors, "mad_tx_errors");
+	cset_add(set, pc->mad_malformed, "mad_malformed");
+	for (unsigned int k = 0; k < CMD_PC__COUNT; k++)
+		cset_per_type(set, kind[k], pc->msg[k]);
+	return 0;
+}
+
+static void counters_client(struct cmd *cmd, struct srv_client *c,
+			    struct counter_set *set)
+{
+	struct api_client *ac = api_client_of(cmd, c);
+	uint64_t listeners = 0, established = 0;
+	struct api_id *a;
+
+	if (ac) {
+		LIST_FOREACH(a, &ac->ids, link)
+		{
+			listeners += a->listener;
+			established += api_state_of(cmd, a->id) ==
+				       CMP_STATE_ESTABLISHED;
+		}
+	}
+	cset_add(set, ac ? ac->nids : 0, "ids");
+	cset_add(set, listeners, "listeners");
+	cset_add(set, established, "established");
+	cset_add(set, ac ? ac->requests : 0, "requests");
+	cset_add(set, ac ? ac->events_sent : 0, "events_sent");
+}
+
+int api_ops_counters(struct cmd *cmd, struct srv_client *c,
+		     const struct cmp_counters *r,
+		     struct cmp_counters_reply *out)
+{
+	static struct cmp_counter all[API_COUNTERS_MAX];
+	struct counter_set set = { .c = all };
+	uint64_t i = r->cursor;
+	int rc = 0;
+
+	switch ((enum cmp_counter_scope)r->scope) {
+	case CMP_COUNTER_SCOPE_GLOBAL:
+		if (!may_see_all(cmd, c))
+			return -EPERM;
+		counters_global(cmd, &set);
+		break;
+	case CMP_COUNTER_SCOPE_PORT:
+		if (!may_see_all(cmd, c))
+			return -EPERM;
+		rc = counters_port(cmd, r, &set);
+		break;
+	case CMP_COUNTER_SCOPE_CLIENT:
+		counters_client(cmd, c, &set);
+		break;
+	}
+	if (rc)
+		return rc;
+	for (; out->count < CMP_COUNTERS_BATCH_MAX && i < set.n; i++)
+		out->entries[out->count++] = all[i];
+	out->next_cursor = i < set.n ? i : 0;
+	return 0;
+}
+
+/* ops: CAPTURE, for root and the admin group; the daemon opens the file. */
+int api_ops_capture(struct cmd *cmd, struct srv_client *c,
+		    const struct cmp_capture *r)
+{
+	int rc;
+
+	if (!may_see_all(cmd, c))
+		return -EPERM;
+	if (r->op == CMP_CAPTURE_STOP)
+		return cmd_capture(cmd, NULL);
+	if (r->path[0] != '/')
+		return -EINVAL;
+	rc = cmd_capture(cmd, r->path);
+	log_notice("client %llu (%s, pid %d uid %u): capture to %s: %s",
+		   (unsigned long long)srv_client_serial(c), srv_client_name(c),
+		   (int)srv_client_pid(c), (unsigned int)srv_client_uid(c),
+		   r->path, rc ? strerror(-rc) : "started");
+	return rc;
+}
+
+static uint8_t port_gid_type(enum xport_gid_type t)
+{
+	switch (t) {
+	case XPORT_GID_IB:
+		return CMP_GID_TYPE_IB;
+	case XPORT_GID_ROCE_V1:
+		return CMP_GID_TYPE_ROCE_V1;
+	case XPORT_GID_ROCE_V2:
+		return CMP_GID_TYPE_ROCE_V2;
+	}
+	return CMP_GID_TYPE_IB;
+}
+
+static void port_entry(const struct xport_port *p, struct cmp_port_entry *e)
+{
+	snprintf(e->dev_name, sizeof(e->dev_name), "%s", p->dev);
+	e->node_guid = p->node_guid;
+	e->port_guid = p->port_guid;
+	e->port_index = p->index;
+	e->lid = p->lid;
+	e->sm_lid = p->sm_lid;
+	e->n_gids = p->n_gids;
+	e->port_num = p->port_num;
+	e->up = p->up;
+	/* What the decoder accepts; a value verbs made up reads as NOP. */
+	e->state = p->state <= XPORT_PORT_ACTIVE_DEFER ? (uint8_t)p->state :
+							 CMP_PORT_STATE_NOP;
+	e->link_layer = p->link == XPORT_LINK_ROCE ? CMP_LINK_LAYER_ROCE :
+						     CMP_LINK_LAYER_IB;
+	e->active_mtu = path_mtu_enum(p->active_mtu);
+	e->lmc = p->lmc & 7;
+	e->sm_sl = p->sm_sl & CMP_SL_MAX;
+	for (unsigned int g = 0; g < p->n_gids && g < CMP_PORT_GIDS; g++) {
+		e->gids[g].index = p->gids[g].index;
+		e->gids[g].type = port_gid_type(p->gids[g].type);
+		memcpy(e->gids[g].gid, p->gids[g].raw, CM_GID_SIZE);
+	}
+}
+
+/*
+ * Every served port, for every client: port attributes are no secret. The
+ * cursor is the position in the transport's table, which never changes
+ * while the daemon runs (a removed port stays, with up false).
+ */
+int api_ops_ports(struct cmd *cmd, const struct cmp_ports *r,
+		  struct cmp_ports_reply *out)
+{
+	unsigned int n = cmd->xport ? xport_port_count(cmd->xport) : 0;
+	uint64_t i = r->cursor;
+
+	for (; out->count < CMP_PORTS_BATCH_MAX && i < n; i++) {
+		const struct xport_port *p = xport_port(
+			cmd->xport, (uint16_t)(cmd->xport->first_index + i));
+
+		if (p)
+			port_entry(p, &out->entries[out->count++]);
+	}
+	out->next_cursor = i < n ? i : 0;
+	return 0;
+}
