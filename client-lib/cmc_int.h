@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libcmclient's internals, shared by its files (none of it is exported:
+ * the library is built with hidden visibility, and only CMC_EXPORT
+ * functions, the cmclient.h API, leave it):
+ *   cmc_chan.c    the channel: time, ids and their table, its lifetime,
+ *                 error and event queue, events as read; the channel API
+ *   cmc_io.c      the socket: the output queue, requests waiting for their
+ *                 reply, reading, and sending requests
+ *   cmclient.c    the id and event API, introspection, QP helpers
+ *   cmc_rdmacm.c  rdma_cm addressing (IP to GID, port spaces, CMA header)
+ *   cmc_qp.c      the QP attributes a handshake negotiated
+ */
+#ifndef CMD_CLIENT_LIB_CMC_INT_H
+#define CMD_CLIENT_LIB_CMC_INT_H
+
+#include "cmclient.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cm_mad.h"
+#include "cmp.h"
+#include "rdmacm.h"
+#include "util.h"
+
+#define CMC_EXPORT __attribute__((visibility("default")))
+
+/* Requests queued before the output queue is flushed anyway; also the
+ * most one sendmmsg() takes. */
+#define CMC_TX_BATCH 64
+/* Datagrams one recvmmsg() reads. */
+#define CMC_RX_BATCH 32
+/*
+ * Acked event items a channel keeps for reuse: eight reads' worth, which
+ * covers what a pipelining application holds between reading and acking;
+ * beyond it (after a burst of held events) they are freed. An item is
+ * about 420 bytes, so a channel keeps at most about 105 KiB.
+ */
+#define CMC_SPARE_MAX (8 * CMC_RX_BATCH)
+
+/*
+ * The public event bodies and info structs are the wire layout under
+ * public names, so they are copied whole; these pin that they stay so.
+ */
+#define CMC_SAME(pub, wire)                                                    \
+	_Static_assert(sizeof(struct pub) == sizeof(struct wire),              \
+		       #pub " matches " #wire)
+#define CMC_SAME_OFF(pub, pm, wire, wm)                                        \
+	_Static_assert(offsetof(struct pub, pm) == offsetof(struct wire, wm),  \
+		       #pub "." #pm " matches " #wire)
+CMC_SAME(cmc_path, cmp_path);
+CMC_SAME_OFF(cmc_path, port_num, cmp_path, port_num);
+CMC_SAME_OFF(cmc_path, local_ack_timeout, cmp_path, local_ack_timeout);
+CMC_SAME_OFF(cmc_path, packet_life_time, cmp_path, packet_life_time);
+CMC_SAME_OFF(cmc_path, local_gid, cmp_path, local_gid);
+CMC_SAME_OFF(cmc_path, dev_name, cmp_path, dev_name);
+CMC_SAME(cmc_ev_req, cmp_ev_req);
+CMC_SAME_OFF(cmc_ev_req, qp_type, cmp_ev_req, qp_type);
+CMC_SAME_OFF(cmc_ev_req, private_data_len, cmp_ev_req, private_data_len);
+CMC_SAME_OFF(cmc_ev_req, path, cmp_ev_req, path);
+CMC_SAME_OFF(cmc_ev_req, private_data, cmp_ev_req, private_data);
+CMC_SAME(cmc_ev_rep, cmp_ev_rep);
+CMC_SAME_OFF(cmc_ev_rep, srq, cmp_ev_rep, srq);
+CMC_SAME_OFF(cmc_ev_rep, path, cmp_ev_rep, path);
+CMC_SAME_OFF(cmc_ev_rep, private_data, cmp_ev_rep, private_data);
+CMC_SAME(cmc_ev_established, cmp_ev_established);
+CMC_SAME(cmc_ev_rej, cmp_ev_rej);
+CMC_SAME_OFF(cmc_ev_rej, ari, cmp_ev_rej, ari);
+CMC_SAME_OFF(cmc_ev_rej, private_data, cmp_ev_rej, private_data);
+CMC_SAME(cmc_ev_connect_error, cmp_ev_connect_error);
+CMC_SAME(cmc_ev_mra, cmp_ev_mra);
+CMC_SAME_OFF(cmc_ev_mra, msg, cmp_ev_mra, msg);
+CMC_SAME(cmc_ev_dreq, cmp_ev_dreq);
+CMC_SAME(cmc_ev_drep, cmp_ev_drep);
+CMC_SAME(cmc_ev_lap, cmp_ev_lap);
+CMC_SAME_OFF(cmc_ev_lap, private_data, cmp_ev_lap, private_data);
+CMC_SAME(cmc_ev_apr, cmp_ev_apr);
+CMC_SAME_OFF(cmc_ev_apr, info, cmp_ev_apr, info);
+CMC_SAME_OFF(cmc_ev_apr, private_data, cmp_ev_apr, private_data);
+CMC_SAME(cmc_ev_sidr_req, cmp_ev_sidr_req);
+CMC_SAME_OFF(cmc_ev_sidr_req, service_id, cmp_ev_sidr_req, service_id);
+CMC_SAME_OFF(cmc_ev_sidr_req, path, cmp_ev_sidr_req, path);
+CMC_SAME(cmc_ev_sidr_rep, cmp_ev_sidr_rep);
+CMC_SAME_OFF(cmc_ev_sidr_rep, path, cmp_ev_sidr_rep, path);
+CMC_SAME(cmc_ev_port, cmp_ev_port);
+CMC_SAME_OFF(cmc_ev_port, dev_name, cmp_ev_port, dev_name);
+CMC_SAME(cmc_id_info, cmp_id_info);
+CMC_SAME_OFF(cmc_id_info, local_comm_id, cmp_id_info, local_comm_id);
+CMC_SAME_OFF(cmc_id_info, held_reqs, cmp_id_info, held_reqs);
+CMC_SAME_OFF(cmc_id_info, state, cmp_id_info, state);
+CMC_SAME_OFF(cmc_id_info, remote_cm_response_timeout, cmp_id_info,
+	     remote_cm_response_timeout);
+CMC_SAME_OFF(cmc_id_info, path, cmp_id_info, path);
+CMC_SAME_OFF(cmc_id_info, alt_path, cmp_id_info, alt_path);
+CMC_SAME(cmc_list_entry, cmp_list_entry);
+CMC_SAME_OFF(cmc_list_entry, owner_pid, cmp_list_entry, owner_pid);
+CMC_SAME_OFF(cmc_list_entry, held_reqs, cmp_list_entry, held_reqs);
+CMC_SAME_OFF(cmc_list_entry, remote_gid, cmp_list_entry, remote_gid);
+CMC_SAME(cmc_counter, cmp_counter);
+CMC_SAME(cmc_port_gid, cmp_port_gid);
+CMC_SAME_OFF(cmc_port_gid, gid, cmp_port_gid, gid);
+CMC_SAME(cmc_port_info, cmp_port_entry);
+CMC_SAME_OFF(cmc_port_info, node_guid, cmp_port_entry, node_guid);
+CMC_SAME_OFF(cmc_port_info, port_index, cmp_port_entry, port_index);
+CMC_SAME_OFF(cmc_port_info, n_gids, cmp_port_entry, n_gids);
+CMC_SAME_OFF(cmc_port_info, port_num, cmp_port_entry, port_num);
+CMC_SAME_OFF(cmc_port_info, sm_sl, cmp_port_entry, sm_sl);
+CMC_SAME_OFF(cmc_port_info, gids, cmp_port_entry, gids);
+_Static_assert(sizeof(((struct cmc_event *)0)->u) ==
+		       sizeof(struct cmp_ev_sidr_req),
+	       "public event union as large as the largest body");
+_Static_assert(CMC_REQ_PRIVATE_DATA_SIZE == CM_REQ_PRIVATE_DATA_SIZE &&
+		       CMC_REP_PRIVATE_DATA_SIZE == CM_REP_PRIVATE_DATA_SIZE &&
+		       CMC_REJ_PRIVATE_DATA_SIZE == CM_REJ_PRIVATE_DATA_SIZE &&
+		       CMC_REJ_ARI_SIZE == CM_REJ_ARI_SIZE &&
+		       CMC_RTU_PRIVATE_DATA_SIZE == CM_RTU_PRIVATE_DATA_SIZE &&
+		       CMC_MRA_PRIVATE_DATA_SIZE == CM_MRA_PRIVATE_DATA_SIZE &&
+		       CMC_DREQ_PRIVATE_DATA_SIZE ==
+			       CM_DREQ_PRIVATE_DATA_SIZE &&
+		       CMC_LAP_PRIVATE_DATA_SIZE == CM_LAP_PRIVATE_DATA_SIZE &&
+		       CMC_APR_PRIVATE_DATA_SIZE == CM_APR_PRIVATE_DATA_SIZE &&
+		       CMC_APR_INFO_SIZE == CM_APR_INFO_SIZE &&
+		       CMC_SIDR_REQ_PRIVATE_DATA_SIZE ==
+			       CM_SIDR_REQ_PRIVATE_DATA_SIZE &&
+		       CMC_SIDR_REP_PRIVATE_DATA_SIZE ==
+			       CM_SIDR_REP_PRIVATE_DATA_SIZE &&
+		       CMC_LIST_BATCH_MAX == CMP_LIST_BATCH_MAX &&
+		       CMC_COUNTERS_BATCH_MAX == CMP_COUNTERS_BATCH_MAX &&
+		       CMC_PORTS_BATCH_MAX == CMP_PORTS_BATCH_MAX &&
+		       CMC_PORT_GIDS == CMP_PORT_GIDS &&
+		       CMC_DEV_NAME_SIZE == CMP_DEV_NAME_SIZE &&
+		       CMC_NAME_MAX + 1 == CMP_CLIENT_NAME_SIZE,
+	       "public limits are the protocol's");
+/* The public states are the protocol's, row by row (cm_states.def). */
+#define CM_STATE(NAME, value)                                                  \
+	_Static_assert((int)CMC_STATE_##NAME == (int)CMP_STATE_##NAME,         \
+		       "CMC_STATE_" #NAME);
+#define CM_LAP_STATE(NAME, ENG, value, text)                                   \
+	_Static_assert((int)CMC_LAP_STATE_##NAME == (int)CMP_LAP_STATE_##NAME, \
+		       "CMC_LAP_STATE_" #NAME);
+#include "cm_states.def"
+/* And the public event types the protocol's (cmp_msgs.def). */
+#define CMP_EVENT(NAME, member, code, body)                                    \
+	_Static_assert((int)CMC_EVENT_##NAME == (int)CMP_EVENT_##NAME,         \
+		       "CMC_EVENT_" #NAME);
+#define CMP_EVENT_ALIAS(NAME, member, code, body)                              \
+	CMP_EVENT(NAME, member, code, body)
+#define CMP_EVENT_EMPTY(NAME, code) CMP_EVENT(NAME, none, code, none)
+#include "cmp_msgs.def"
+_Static_assert((int)CMC_EVENT_DEVICE_REMOVAL == (int)CMP_EVENT_MAX &&
+		       (int)CMC_STATE_SIDR_REQ_RCVD == (int)CMP_STATE_MAX &&
+		       (int)CMC_QP_UD == (int)CMP_QP_TYPE_UD &&
+		       (int)CMC_AF_LID == (int)CMP_AF_LID &&
+		       (int)CMC_SEL_GID == (int)CMP_SEL_GID &&
+		       (int)CMC_PATH_LOCAL_ACK_TIMEOUT ==
+			       (int)CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT &&
+		       (int)CMC_COUNTERS_CLIENT ==
+			       (int)CMP_COUNTER_SCOPE_CLIENT &&
+		       (int)CMC_LINK_ROCE == (int)CMP_LINK_LAYER_ROCE &&
+		       (int)CMC_LINK_ROCE == (int)IBV_LINK_LAYER_ETHERNET &&
+		       (int)CMC_GID_ROCE_V2 == (int)CMP_GID_TYPE_ROCE_V2 &&
+		       (int)IBV_PORT_ACTIVE_DEFER ==
+			       (int)CMP_PORT_STATE_ACTIVE_DEFER &&
+		       (int)IBV_MTU_4096 == (int)CM_MTU_4096,
+	       "public enums are the protocol's numbers");
+
+/* One event, from the moment it is read until it is acked. */
+struct cmc_ev_item {
+	struct cmc_event ev;
+	struct cmc_channel *ch;
+	uint32_t seq; /* the id's event sequence number, for ACK_EVENT */
+	/* The daemon's state of the id after the event (not for local). */
+	uint8_t state, lap_state;
+	bool queued;
+	/* Made by the library (REQUEST_ERROR): acked without the daemon. */
+	bool local;
+	struct cmc_ev_item *prev, *next; /* in the channel's queue */
+};
+
+struct cmc_id {
+	struct cmc_channel *ch;
+	uint32_t num;
+	void *context;
+	/* One for the application's handle, one per event naming it. */
+	unsigned int refs;
+	/* Destroyed (or its channel closed): the handle is gone. */
+	bool dead;
+	/* DESTROY_ID is in flight: events read meanwhile are dropped. */
+	bool destroying;
+	/*
+	 * Asynchronous mode: num is 0 until the daemon has an id for it
+	 * ("unborn"); creating says its CONNECT, which creates it, awaits
+	 * the reply. Such an id is on the channel's unborn list, not in the
+	 * table: no event can name it before that reply.
+	 */
+	bool creating;
+	struct cmc_id *uprev, *unext;
+	/* The negotiated values, for the QP helpers; path_ok says whether
+	 * info.path is loaded. */
+	bool path_ok;
+	struct cmc_path lap_path; /* proposed by cmc_lap() or a LAP */
+	struct cmc_id_info info;
+	/* Passive: RTR came before ACCEPT, so the RQ PSN in info.local_psn
+	 * was chosen then and is what the REP must announce. */
+	bool psn_fixed;
+	struct cmc_id *hnext;
+	/* Queued events naming it (as id or listen_id): purge skips the
+	 * queue walk when 0. */
+	unsigned int nq;
+};
+
+/* A request sent without NOREPLY, waiting for its reply. */
+struct cmc_pend {
+	uint32_t seq;
+	uint8_t type;
+	/* A CONNECT creating this id (which it holds); NULL for a blocking
+	 * request, whose reply goes to ch->reply. */
+	struct cmc_id *id;
+};
+
+struct cmc_channel {
+	int sock;
+	int epfd;
+	int evfd;
+	bool evfd_armed;
+	bool closed;
+	bool async;
+	bool flushing;
+	/* Sticky: once set, every call needing the daemon returns it. */
+	int err;
+	/* One for the open channel, one per event not yet freed. */
+	unsigned int refs;
+	uint32_t seq;
+	uint16_t version;
+	int req_timeout;
+	struct cmc_daemon_info dinfo;
+	/* Events read and not yet returned, oldest first. */
+	struct cmc_ev_item *head, *tail;
+	unsigned int nqueued;
+	/* Acked items kept for reuse, linked by next; none once closed. */
+	struct cmc_ev_item *spare;
+	unsigned int nspare;
+	unsigned long dropped; /* events of destroyed or unknown ids */
+	struct cmc_id **buckets;
+	unsigned int nbuckets;
+	unsigned int nids;
+	struct cmc_id *unborn; /* ids without a daemon id yet */
+	/* Output queue: encoded requests back to back in obuf; oend[i] is
+	 * where the i-th ends. osent of the nout are sent. */
+	uint8_t *obuf;
+	size_t olen, ocap;
+	size_t *oend;
+	unsigned int nout, osent, oendcap;
+	/* Requests waiting for their reply, oldest first (a ring). */
+	struct cmc_pend *pend;
+	unsigned int phead, npend, pcap;
+	/* The last request sent with NOREPLY and the last one answered:
+	 * an out-of-turn failure must lie between them. */
+	uint32_t last_noreply, last_answered;
+	/* The reply to the blocking request, once it came. */
+	bool reply_ready;
+	struct cmp_msg reply;
+	struct cmp_msg tx;
+	struct cmp_msg rx;
+	uint8_t (*rbuf)[CMP_MSG_MAX + 1]; /* CMC_RX_BATCH of them */
+};
+
+/* The functions the files share. */
+int64_t cmc_now_ms(void);
+int64_t cmc_deadline(int timeout_ms);
+int cmc_remaining(int64_t deadline);
+unsigned int cmc_hash(uint32_t num, unsigned int nbuckets);
+struct cmc_id *cmc_id_lookup(struct cmc_channel *ch, uint32_t num);
+int cmc_table_grow(struct cmc_channel *ch);
+int cmc_id_link(struct cmc_channel *ch, struct cmc_id *id);
+struct cmc_id *cmc_id_alloc(struct cmc_channel *ch, uint32_t num, void *context,
+			    uint8_t qp_type);
+struct cmc_id *cmc_id_new(struct cmc_channel *ch, uint32_t num, void *context,
+			  uint8_t qp_type);
+void cmc_unborn_add(struct cmc_channel *ch, struct cmc_id *id);
+void cmc_unborn_del(struct cmc_channel *ch, struct cmc_id *id);
+int cmc_id_set_num(struct cmc_channel *ch, struct cmc_id *id, uint32_t num);
+void cmc_id_put(struct cmc_id *id);
+void cmc_id_unlink(struct cmc_id *id);
+void cmc_ch_put(struct cmc_channel *ch);
+int cmc_fail(struct cmc_channel *ch, int err);
+void cmc_queue_signal(struct cmc_channel *ch);
+struct cmc_ev_item *cmc_item_new(struct cmc_channel *ch);
+void cmc_item_free(struct cmc_ev_item *it);
+void cmc_spare_free(struct cmc_channel *ch);
+void cmc_dequeue(struct cmc_channel *ch, struct cmc_ev_item *it);
+void cmc_purge_id(struct cmc_channel *ch, struct cmc_id *id);
+void cmc_id_learn(struct cmc_id *id, const struct cmc_ev_item *it);
+void cmc_enqueue(struct cmc_channel *ch, struct cmc_ev_item *it);
+int cmc_on_event(struct cmc_channel *ch);
+int cmc_request_error(struct cmc_channel *ch, struct cmc_id *id,
+		      unsigned int request, int status);
+bool cmc_seq_after(uint32_t a, uint32_t b);
+uint32_t cmc_next_seq(struct cmc_channel *ch);
+int cmc_out_add(struct cmc_channel *ch, const struct cmp_msg *m);
+int cmc_out_noreply(struct cmc_channel *ch, struct cmp_msg *m);
+int cmc_out_send(struct cmc_channel *ch, bool wait, int64_t deadline);
+int cmc_out_flush(struct cmc_channel *ch);
+int cmc_pend_reserve(struct cmc_channel *ch);
+void cmc_pend_push(struct cmc_channel *ch, uint32_t seq, uint8_t type,
+		   struct cmc_id *id);
+int cmc_on_created(struct cmc_channel *ch, struct cmc_id *id);
+int cmc_on_reply(struct cmc_channel *ch);
+int cmc_rx_one(struct cmc_channel *ch, const uint8_t *buf, size_t len);
+int cmc_rx(struct cmc_channel *ch);
+int cmc_wait_rx(struct cmc_channel *ch, int64_t deadline);
+struct cmp_msg *cmc_req(struct cmc_channel *ch, enum cmp_type type);
+int cmc_send_waited(struct cmc_channel *ch, struct cmc_id *id);
+int cmc_request(struct cmc_channel *ch);
+int cmc_call(struct cmc_channel *ch);
+int cmc_id_ok(const struct cmc_id *id);
+int cmc_wait_created(struct cmc_id *id);
+int cmc_id_birth(struct cmc_id *id);
+int cmc_id_use(struct cmc_id *id);
+int cmc_data(uint8_t *dst, size_t max, uint8_t *lenp, const void *src,
+	     uint8_t len);
+int cmc_sel(struct cmp_port_sel *dst, const struct cmc_port_sel *src);
+int cmc_addr_conv(struct cmp_addr *dst, const struct cmc_addr *src);
+void cmc_ch_release_fds(struct cmc_channel *ch);
+int cmc_hello(struct cmc_channel *ch, const char *name);
+struct cmc_ev_item *cmc_queue_take(struct cmc_channel *ch,
+				   const struct cmc_id *id);
+int cmc_wait_event(struct cmc_channel *ch, const struct cmc_id *id,
+		   struct cmc_event **evp, int timeout_ms);
+int cmc_info_for(struct cmc_id *id);
+int cmc_ps(enum cmc_rdma_ps ps, enum rdmacm_ps *out);
+bool cmc_gid_v4(const uint8_t *g);
+bool cmc_gid_ll(const uint8_t *g);
+bool cmc_gid_zero(const uint8_t *g);
+bool cmc_port_allowed(const struct cmc_port_info *pi,
+		      const struct cmc_port_sel *sel);
+int cmc_pick_sgid(struct cmc_channel *ch, const uint8_t *dgid,
+		  const struct cmc_port_sel *sel, uint8_t *sgid);
+uint16_t cmc_ephemeral_port(void);
+int cmc_sa_port(const struct sockaddr *sa, uint16_t *port);
+void cmc_sa_from_gid(struct sockaddr_storage *ss, int af, const uint8_t *gid,
+		     uint16_t port);
+
+#endif

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libcmclient, rdma_cm addressing: the port spaces' service ids, IP
+ * addresses to GIDs and back, the source GID for a destination, and the
+ * CMA header of the REQ private data (proto/rdmacm.h).
+ */
+#include "cmc_int.h"
+
+/* ------------------------------------------------------------------ */
+/* rdma_cm addressing */
+
+_Static_assert((int)CMC_RDMA_PS_TCP == (int)RDMACM_PS_TCP &&
+		       (int)CMC_RDMA_PS_UDP == (int)RDMACM_PS_UDP &&
+		       (int)CMC_RDMA_PS_IB == (int)RDMACM_PS_IB &&
+		       (int)CMC_RDMA_PS_IPOIB == (int)RDMACM_PS_IPOIB &&
+		       CMC_CMA_HDR_SIZE == RDMACM_HDR_SIZE,
+	       "rdma_cm port spaces are the kernel's");
+
+int cmc_ps(enum cmc_rdma_ps ps, enum rdmacm_ps *out)
+{
+	switch (ps) {
+	case CMC_RDMA_PS_DEFAULT:
+	case CMC_RDMA_PS_TCP:
+		*out = RDMACM_PS_TCP;
+		return 0;
+	case CMC_RDMA_PS_UDP:
+	case CMC_RDMA_PS_IB:
+	case CMC_RDMA_PS_IPOIB:
+		*out = (enum rdmacm_ps)ps;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+CMC_EXPORT uint64_t cmc_rdma_service_id(enum cmc_rdma_ps ps, uint16_t port)
+{
+	enum rdmacm_ps p;
+
+	if (cmc_ps(ps, &p))
+		return 0;
+	return rdmacm_service_id(p, port);
+}
+
+bool cmc_gid_v4(const uint8_t *g)
+{
+	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g, pfx, sizeof(pfx));
+}
+
+bool cmc_gid_ll(const uint8_t *g)
+{
+	return g[0] == 0xfe && (g[1] & 0xc0) == 0x80;
+}
+
+bool cmc_gid_zero(const uint8_t *g)
+{
+	static const uint8_t zero[CMC_GID_SIZE];
+
+	return !memcmp(g, zero, sizeof(zero));
+}
+
+/* Does the application's selector allow this port? */
+bool cmc_port_allowed(const struct cmc_port_info *pi,
+		      const struct cmc_port_sel *sel)
+{
+	switch (sel->kind) {
+	case CMC_SEL_ANY:
+		return true;
+	case CMC_SEL_PORT:
+		return !strcmp(pi->dev_name, sel->dev_name) &&
+		       (!sel->port_num || sel->port_num == pi->port_num);
+	case CMC_SEL_GID:
+		for (unsigned int i = 0; i < CMC_PORT_GIDS && i < pi->n_gids;
+		     i++)
+			if (!memcmp(pi->gids[i].gid, sel->gid, CMC_GID_SIZE))
+				return true;
+		return false;
+	}
+	return false;
+}
+
+/*
+ * The source GID the daemon would pick for dgid (daemon/transport.h's
+ * xport_pick_sgid over path_resolve's port order): the first served,
+ * active RoCE port the selector allows that has a GID of the right kind;
+ * on it the best one: same IPv4-mappedness, RoCE v2 first, then the same
+ * link-local-ness. Only the first CMC_PORT_GIDS GIDs of a port are seen.
+ */
+int cmc_pick_sgid(struct cmc_channel *ch, const uint8_t *dgid,
+		  const struct cmc_port_sel *sel, uint8_t *sgid)
+{
+	struct cmc_port_info *pi;
+	uint64_t cursor = 0;
+	bool v4 = cmc_gid_v4(dgid), ll = cmc_gid_ll(dgid);
+	int n, ret = -EADDRNOTAVAIL;
+
+	pi = calloc(CMC_PORTS_BATCH_MAX, sizeof(*pi));
+	if (!pi)
+		return -ENOMEM;
+	do {
+		n = cmc_ports(ch, &cursor, pi);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		for (int k = 0; k < n && ret == -EADDRNOTAVAIL; k++) {
+			const struct cmc_port_info *p = &pi[k];
+			int best = -1, score;
+
+			if (!p->up || p->state != IBV_PORT_ACTIVE ||
+			    p->link_layer != CMC_LINK_ROCE ||
+			    !cmc_port_allowed(p, sel))
+				continue;
+			for (unsigned int i = 0;
+			     i < CMC_PORT_GIDS && i < p->n_gids; i++) {
+				const struct cmc_port_gid *g = &p->gids[i];
+
+				if (cmc_gid_zero(g->gid) ||
+				    cmc_gid_v4(g->gid) != v4)
+					continue;
+				score = g->type == CMC_GID_ROCE_V2 ? 2 : 0;
+				if (!v4 && cmc_gid_ll(g->gid) == ll)
+					score++;
+				if (score > best) {
+					best = score;
+					memcpy(sgid, g->gid, CMC_GID_SIZE);
+				}
+			}
+			if (best >= 0)
+				ret = 0;
+		}
+	} while (ret == -EADDRNOTAVAIL && cursor);
+	free(pi);
+	return ret;
+}
+
+/* An ephemeral source port, from the kernel's default local range. */
+uint16_t cmc_ephemeral_port(void)
+{
+	struct timespec ts;
+	uint32_t x;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x = (uint32_t)ts.tv_nsec ^ (uint32_t)getpid() * 2654435761u;
+	x ^= x >> 15;
+	return (uint16_t)(32768 + x % (60999 - 32768 + 1));
+}
+
+int cmc_sa_port(const struct sockaddr *sa, uint16_t *port)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		*port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+		return 0;
+	case AF_INET6:
+		*port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+/* A socket address of family af from a GID (its IP form) and a port. */
+void cmc_sa_from_gid(struct sockaddr_storage *ss, int af, const uint8_t *gid,
+		     uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (af == AF_INET) {
+		struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+
+		in4->sin_family = AF_INET;
+		memcpy(&in4->sin_addr, gid + 12, 4);
+		in4->sin_port = htons(port);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, gid, CMC_GID_SIZE);
+		in6->sin6_port = htons(port);
+	}
+}
+
+CMC_EXPORT int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
+			      const struct sockaddr *src, enum cmc_rdma_ps ps,
+			      const struct cmc_conn_param *param)
+{
+	uint8_t pd[CMC_REQ_PRIVATE_DATA_SIZE];
+	uint8_t dgid[CMC_GID_SIZE], sgid[CMC_GID_SIZE];
+	struct sockaddr_storage s_sa, d_sa;
+	struct cmc_conn_param p;
+	enum rdmacm_ps rps;
+	uint16_t dport, sport = 0;
+	int ret = cmc_id_ok(id);
+
+	if (ret)
+		return ret;
+	if (!dst || !param || cmc_ps(ps, &rps) ||
+	    param->private_data_len > CMC_CMA_PRIVATE_DATA_SIZE ||
+	    (param->private_data_len && !param->private_data))
+		return -EINVAL;
+	if (cmc_sa_port(dst, &dport))
+		return -EAFNOSUPPORT;
+	if (!dport)
+		return -EINVAL;
+	if (src &&
+	    (src->sa_family != dst->sa_family || cmc_sa_port(src, &sport)))
+		return -EAFNOSUPPORT;
+	if (rdmacm_gid_from_addr(dgid, dst))
+		return -EAFNOSUPPORT;
+	p = *param;
+	memset(sgid, 0, sizeof(sgid));
+	if (src)
+		rdmacm_gid_from_addr(sgid, src);
+	/* An unspecified source (0.0.0.0 maps to ::ffff:0.0.0.0). */
+	if (cmc_gid_zero(sgid) || (cmc_gid_v4(sgid) && !sgid[12] && !sgid[13] &&
+				   !sgid[14] && !sgid[15])) {
+		ret = cmc_pick_sgid(id->ch, dgid, &param->src, sgid);
+		if (ret)
+			return ret;
+	}
+	if (!sport)
+		sport = cmc_ephemeral_port();
+	/* The REQ leaves from the port owning that GID, and the daemon's own
+	 * pick on it is this GID (same rule). */
+	memset(&p.src, 0, sizeof(p.src));
+	p.src.kind = CMC_SEL_GID;
+	memcpy(p.src.gid, sgid, CMC_GID_SIZE);
+	memset(&p.dst, 0, sizeof(p.dst));
+	p.dst.family = dst->sa_family == AF_INET ? CMC_AF_IPV4 : CMC_AF_IPV6;
+	if (dst->sa_family == AF_INET)
+		memcpy(p.dst.addr, dgid + 12, 4);
+	else
+		memcpy(p.dst.addr, dgid, CMC_GID_SIZE);
+	p.service_id = rdmacm_service_id(rps, dport);
+	cmc_sa_from_gid(&s_sa, dst->sa_family, sgid, sport);
+	cmc_sa_from_gid(&d_sa, dst->sa_family, dgid, dport);
+	memset(pd, 0, sizeof(pd));
+	if (rdmacm_hdr_encode(pd, (struct sockaddr *)&s_sa,
+			      (struct sockaddr *)&d_sa))
+		return -EAFNOSUPPORT;
+	if (param->private_data_len)
+		memcpy(pd + CMC_CMA_HDR_SIZE, param->private_data,
+		       param->private_data_len);
+	p.private_data = pd;
+	p.private_data_len =
+		(uint8_t)(CMC_CMA_HDR_SIZE + param->private_data_len);
+	return cmc_connect(id, &p);
+}
+
+CMC_EXPORT int cmc_listen_port(struct cmc_id *id, enum cmc_rdma_ps ps,
+			       uint16_t port, unsigned int backlog)
+{
+	enum rdmacm_ps rps;
+
+	if (cmc_ps(ps, &rps))
+		return -EINVAL;
+	return cmc_listen(id, rdmacm_service_id(rps, port), ~UINT64_C(0),
+			  backlog, NULL);
+}
+
+CMC_EXPORT int cmc_event_cma(const struct cmc_event *ev,
+			     struct sockaddr_storage *src,
+			     struct sockaddr_storage *dst, const uint8_t **pd,
+			     size_t *len)
+{
+	const struct cmc_ev_req *r;
+	struct rdmacm_hdr h;
+	int ret;
+
+	if (!ev || ev->type != CMC_EVENT_REQ_RECEIVED)
+		return -EINVAL;
+	r = &ev->u.req;
+	if (rdmacm_service_id_parse(r->service_id, NULL, NULL))
+		return -ENOENT;
+	ret = rdmacm_hdr_decode(r->private_data, r->private_data_len,
+				r->service_id, &h);
+	if (ret)
+		return ret == -EINVAL ? -ENOENT : -EBADMSG;
+	if (src)
+		*src = h.src;
+	if (dst)
+		*dst = h.dst;
+	if (pd)
+		*pd = r->private_data + CMC_CMA_HDR_SIZE;
+	if (len)
+		*len = (size_t)r->private_data_len - CMC_CMA_HDR_SIZE;
+	return 0;
+}
+
+CMC_EXPORT const char *cmc_rej_reason_str(unsigned int reason)
+{
+	switch (reason) {
+	case CM_REJ_INVALID_SERVICE_ID:
+		return "invalid service id (nobody listens on that port)";
+	case CM_REJ_CONSUMER_DEFINED:
+		return "consumer reject (the peer application refused)";
+	case CM_REJ_STALE_CONN:
+		return "stale connection (the peer still knows an old one "
+		       "with these ids)";
+	}
+	return cm_rej_reason_str(reason);
+}
