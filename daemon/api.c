@@ -104,12 +104,12 @@ static uint32_t request_id(const struct cmp_msg *req)
 /* A request refused by authz.h's policy or limits: notice, rate-limited. */
 static void authz_refused(struct cmd *cmd, struct srv_client *c,
 			  const char *what, uint64_t sid, uint64_t mask, int rc,
-			  const char *why)
+			  const char *why, uint64_t now)
 {
 	uint64_t suppressed;
 	char sids[64] = "", tail[64] = "";
 
-	if (!authz_log_ok(cmd->cfg.authz, cmd_now(), &suppressed))
+	if (!authz_log_ok(cmd->cfg.authz, now, &suppressed))
 		return;
 	if (suppressed)
 		snprintf(tail, sizeof(tail),
@@ -133,7 +133,8 @@ static void authz_refused(struct cmd *cmd, struct srv_client *c,
  * user). 'what' names the request for the authz notice.
  */
 static int id_create(struct cmd *cmd, struct srv_client *c, uint8_t qp_type,
-		     uint64_t context, const char *what, struct api_id **out)
+		     uint64_t context, const char *what, struct api_id **out,
+		     uint64_t now)
 {
 	struct api_client *ac = api_client_of(cmd, c);
 	struct api_id *a;
@@ -146,7 +147,7 @@ static int id_create(struct cmd *cmd, struct srv_client *c, uint8_t qp_type,
 		return -EMFILE;
 	if (!authz_id_room(cmd->cfg.authz, srv_client_uid(c))) {
 		authz_refused(cmd, c, what, 0, 0, -EMFILE,
-			      "max-ids-per-user reached");
+			      "max-ids-per-user reached", now);
 		return -EMFILE;
 	}
 	rc = eng_create_id(cmd->eng, srv_client_serial(c), context, &id);
@@ -154,7 +155,7 @@ static int id_create(struct cmd *cmd, struct srv_client *c, uint8_t qp_type,
 		return rc;
 	a = api_id_add(cmd, c, id, qp_type);
 	if (!a) {
-		eng_destroy(cmd->eng, id, cmd_now());
+		eng_destroy(cmd->eng, id, now);
 		return -ENOMEM;
 	}
 	a->info.context = context;
@@ -163,10 +164,12 @@ static int id_create(struct cmd *cmd, struct srv_client *c, uint8_t qp_type,
 }
 
 static int do_create(struct cmd *cmd, struct srv_client *c,
-		     const struct cmp_create_id *r, struct cmp_msg *reply)
+		     const struct cmp_create_id *r, struct cmp_msg *reply,
+		     uint64_t now)
 {
 	struct api_id *a;
-	int rc = id_create(cmd, c, r->qp_type, r->context, "CREATE_ID", &a);
+	int rc =
+		id_create(cmd, c, r->qp_type, r->context, "CREATE_ID", &a, now);
 
 	if (!rc)
 		reply->create_id_reply.id = a->id;
@@ -174,7 +177,7 @@ static int do_create(struct cmd *cmd, struct srv_client *c,
 }
 
 static int do_listen(struct cmd *cmd, struct api_id *a,
-		     const struct cmp_listen *r)
+		     const struct cmp_listen *r, uint64_t now)
 {
 	struct srv_client *c = a->client;
 	char why[192];
@@ -194,12 +197,12 @@ static int do_listen(struct cmd *cmd, struct api_id *a,
 						 sizeof(why));
 		if (rc) {
 			authz_refused(cmd, c, "LISTEN", r->service_id,
-				      r->service_mask, rc, why);
+				      r->service_mask, rc, why, now);
 			return rc;
 		}
 	}
 	rc = eng_listen(cmd->eng, a->id, r->service_id, r->service_mask,
-			r->backlog, cmd_now());
+			r->backlog, now);
 	if (rc)
 		return rc;
 	if (!a->listener)
@@ -212,7 +215,7 @@ static int do_listen(struct cmd *cmd, struct api_id *a,
 }
 
 static int do_connect(struct cmd *cmd, struct api_id *a,
-		      const struct cmp_connect *r)
+		      const struct cmp_connect *r, uint64_t now)
 {
 	struct eng_connect_param p;
 	struct path path;
@@ -251,10 +254,10 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	path_fill_req(&path, q);
 	pd_copy(q->private_data, sizeof(q->private_data), r->private_data,
 		r->private_data_len);
-	rc = eng_connect(cmd->eng, a->id, &p, cmd_now());
+	rc = eng_connect(cmd->eng, a->id, &p, now);
 	if (rc)
 		return rc;
-	a->setup_start = cmd_now(); /* ops: the REQ is out */
+	a->setup_start = now; /* ops: the REQ is out */
 	a->info.service_id = r->service_id;
 	a->info.local_comm_id = q->local_comm_id;
 	a->info.local_qpn = r->local_qpn;
@@ -281,16 +284,17 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
  * (server.h, "Ordering").
  */
 static int do_connect_new(struct cmd *cmd, struct srv_client *c,
-			  const struct cmp_connect *r, struct cmp_msg *reply)
+			  const struct cmp_connect *r, struct cmp_msg *reply,
+			  uint64_t now)
 {
 	struct api_id *a;
-	int rc = id_create(cmd, c, r->qp_type, r->context, "CONNECT", &a);
+	int rc = id_create(cmd, c, r->qp_type, r->context, "CONNECT", &a, now);
 
 	if (rc)
 		return rc;
-	rc = do_connect(cmd, a, r);
+	rc = do_connect(cmd, a, r, now);
 	if (rc) {
-		eng_destroy(cmd->eng, a->id, cmd_now());
+		eng_destroy(cmd->eng, a->id, now);
 		id_del(cmd, a);
 		return rc;
 	}
@@ -299,7 +303,7 @@ static int do_connect_new(struct cmd *cmd, struct srv_client *c,
 }
 
 static int do_accept(struct cmd *cmd, struct api_id *a,
-		     const struct cmp_accept *r)
+		     const struct cmp_accept *r, uint64_t now)
 {
 	struct cm_rep rep;
 	int rc;
@@ -316,7 +320,7 @@ static int do_accept(struct cmd *cmd, struct api_id *a,
 	rep.srq = r->srq;
 	pd_copy(rep.private_data, sizeof(rep.private_data), r->private_data,
 		r->private_data_len);
-	rc = eng_accept(cmd->eng, a->id, &rep, cmd_now());
+	rc = eng_accept(cmd->eng, a->id, &rep, now);
 	if (rc)
 		return rc;
 	a->info.local_comm_id = rep.local_comm_id;
@@ -332,7 +336,7 @@ static int do_accept(struct cmd *cmd, struct api_id *a,
 }
 
 static int do_reject(struct cmd *cmd, struct api_id *a,
-		     const struct cmp_reject *r)
+		     const struct cmp_reject *r, uint64_t now)
 {
 	struct cm_rej rej;
 
@@ -342,21 +346,22 @@ static int do_reject(struct cmd *cmd, struct api_id *a,
 	pd_copy(rej.ari, sizeof(rej.ari), r->ari, r->ari_len);
 	pd_copy(rej.private_data, sizeof(rej.private_data), r->private_data,
 		r->private_data_len);
-	return eng_reject(cmd->eng, a->id, &rej, cmd_now());
+	return eng_reject(cmd->eng, a->id, &rej, now);
 }
 
-static int do_rtu(struct cmd *cmd, struct api_id *a, const struct cmp_rtu *r)
+static int do_rtu(struct cmd *cmd, struct api_id *a, const struct cmp_rtu *r,
+		  uint64_t now)
 {
 	struct cm_rtu rtu;
 
 	memset(&rtu, 0, sizeof(rtu));
 	pd_copy(rtu.private_data, sizeof(rtu.private_data), r->private_data,
 		r->private_data_len);
-	return eng_rtu(cmd->eng, a->id, &rtu, cmd_now());
+	return eng_rtu(cmd->eng, a->id, &rtu, now);
 }
 
 static int do_sidr_req(struct cmd *cmd, struct api_id *a,
-		       const struct cmp_sidr_req *r)
+		       const struct cmp_sidr_req *r, uint64_t now)
 {
 	struct eng_sidr_param p;
 	struct cmp_path_set none = { 0 };
@@ -379,7 +384,7 @@ static int do_sidr_req(struct cmd *cmd, struct api_id *a,
 		r->max_cm_retries ? r->max_cm_retries : cmd->cfg.max_cm_retries;
 	pd_copy(p.private_data, sizeof(p.private_data), r->private_data,
 		r->private_data_len);
-	rc = eng_sidr_req(cmd->eng, a->id, &p, cmd_now());
+	rc = eng_sidr_req(cmd->eng, a->id, &p, now);
 	if (!rc) {
 		a->info.service_id = r->service_id;
 		a->info.path = path.view;
@@ -388,7 +393,7 @@ static int do_sidr_req(struct cmd *cmd, struct api_id *a,
 }
 
 static int do_sidr_rep(struct cmd *cmd, struct api_id *a,
-		       const struct cmp_sidr_rep *r)
+		       const struct cmp_sidr_rep *r, uint64_t now)
 {
 	struct cm_sidr_rep rep;
 
@@ -398,10 +403,11 @@ static int do_sidr_rep(struct cmd *cmd, struct api_id *a,
 	rep.qkey = r->qkey;
 	pd_copy(rep.private_data, sizeof(rep.private_data), r->private_data,
 		r->private_data_len);
-	return eng_sidr_rep(cmd->eng, a->id, &rep, cmd_now());
+	return eng_sidr_rep(cmd->eng, a->id, &rep, now);
 }
 
-static int do_lap(struct cmd *cmd, struct api_id *a, const struct cmp_lap *r)
+static int do_lap(struct cmd *cmd, struct api_id *a, const struct cmp_lap *r,
+		  uint64_t now)
 {
 	const struct cmp_path *p = &r->alt_path;
 	struct cm_lap lap;
@@ -420,16 +426,16 @@ static int do_lap(struct cmd *cmd, struct api_id *a, const struct cmp_lap *r)
 	lap.alt_local_ack_timeout = p->local_ack_timeout;
 	pd_copy(lap.private_data, sizeof(lap.private_data), r->private_data,
 		r->private_data_len);
-	return eng_lap(cmd->eng, a->id, &lap, cmd_now());
+	return eng_lap(cmd->eng, a->id, &lap, now);
 }
 
 static int do_ack(struct cmd *cmd, struct api_id *a,
-		  const struct cmp_ack_event *r)
+		  const struct cmp_ack_event *r, uint64_t now)
 {
 	if (!a->unacked_seq || r->seq != a->unacked_seq)
 		return -EINVAL;
 	a->unacked_seq = 0;
-	return eng_ack(cmd->eng, a->id, cmd_now());
+	return eng_ack(cmd->eng, a->id, now);
 }
 
 static int do_query(struct cmd *cmd, struct api_id *a,
@@ -467,7 +473,7 @@ API_HANDLER(hello)
 
 API_HANDLER(create_id)
 {
-	return do_create(cmd, c, &req->create_id, reply);
+	return do_create(cmd, c, &req->create_id, reply, now);
 }
 
 API_HANDLER(destroy_id)
@@ -489,30 +495,30 @@ API_HANDLER(set_context)
 
 API_HANDLER(listen)
 {
-	return do_listen(cmd, a, &req->listen);
+	return do_listen(cmd, a, &req->listen, now);
 }
 
 /* CONNECT with id CMP_ID_NONE creates its id. */
 API_HANDLER(connect)
 {
 	if (!a)
-		return do_connect_new(cmd, c, &req->connect, reply);
-	return do_connect(cmd, a, &req->connect);
+		return do_connect_new(cmd, c, &req->connect, reply, now);
+	return do_connect(cmd, a, &req->connect, now);
 }
 
 API_HANDLER(accept)
 {
-	return do_accept(cmd, a, &req->accept);
+	return do_accept(cmd, a, &req->accept, now);
 }
 
 API_HANDLER(reject)
 {
-	return do_reject(cmd, a, &req->reject);
+	return do_reject(cmd, a, &req->reject, now);
 }
 
 API_HANDLER(rtu)
 {
-	return do_rtu(cmd, a, &req->rtu);
+	return do_rtu(cmd, a, &req->rtu, now);
 }
 
 API_HANDLER(notify_established)
@@ -534,7 +540,7 @@ API_HANDLER(disconnect)
 
 API_HANDLER(lap)
 {
-	return do_lap(cmd, a, &req->lap);
+	return do_lap(cmd, a, &req->lap, now);
 }
 
 API_HANDLER(apr)
@@ -546,17 +552,17 @@ API_HANDLER(apr)
 
 API_HANDLER(sidr_req)
 {
-	return do_sidr_req(cmd, a, &req->sidr_req);
+	return do_sidr_req(cmd, a, &req->sidr_req, now);
 }
 
 API_HANDLER(sidr_rep)
 {
-	return do_sidr_rep(cmd, a, &req->sidr_rep);
+	return do_sidr_rep(cmd, a, &req->sidr_rep, now);
 }
 
 API_HANDLER(ack_event)
 {
-	return do_ack(cmd, a, &req->ack_event);
+	return do_ack(cmd, a, &req->ack_event, now);
 }
 
 API_HANDLER(query_id)
