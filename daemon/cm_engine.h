@@ -206,8 +206,8 @@ int eng_port_down(struct eng *eng, uint16_t port, uint64_t now);
 void eng_send_done(struct eng *eng, uint16_t port, const struct cm_msg *msg,
 		   int err, uint64_t now);
 
-/* Decoded MADs. */
-void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,
+/* Decoded MADs; from->port is the local port it arrived on. */
+void eng_recv(struct eng *eng, const struct eng_addr *from,
 	      const struct cm_msg *msg, uint64_t now);
 /* For the caller's decoder: a MAD of 'type' failed to decode. */
 void eng_count_malformed(struct eng *eng, enum cm_msg_type type);

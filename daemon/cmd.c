@@ -236,7 +236,8 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 		 * is charged to the port it came in on. */
 		memcpy(dup, e->duplicates, sizeof(dup));
 		memcpy(unexp, e->unexpected, sizeof(unexp));
-		eng_recv(cmd->eng, rx[i].port, &rx[i].from, &msg, now);
+		/* The transports set from.port to the port it arrived on. */
+		eng_recv(cmd->eng, &rx[i].from, &msg, now);
 		for (unsigned int t = 0; pc && t < CM_MSG__COUNT; t++) {
 			pc->msg[CMD_PC_DUPLICATES][t] +=
 				e->duplicates[t] - dup[t];

@@ -316,7 +316,7 @@ void cnt_duplicate(struct eng *eng, enum cm_msg_type t);
 void cnt_unexpected(struct eng *eng, enum cm_msg_type t);
 
 /* rx.c */
-void rx_dispatch(struct eng *eng, uint16_t port, const struct eng_addr *from,
+void rx_dispatch(struct eng *eng, const struct eng_addr *from,
 		 const struct cm_msg *msg, uint64_t now);
 
 #endif

@@ -189,19 +189,19 @@ void eng_send_done(struct eng *eng, uint16_t port, const struct cm_msg *msg,
 	conn_event(c, CONN_EV_UNREACHABLE, &x);
 }
 
-void eng_recv(struct eng *eng, uint16_t port, const struct eng_addr *from,
+void eng_recv(struct eng *eng, const struct eng_addr *from,
 	      const struct cm_msg *msg, uint64_t now)
 {
 	if (eng->busy || (unsigned int)msg->type >= CM_MSG__COUNT ||
-	    port >= ENG_MAX_PORTS) {
+	    from->port >= ENG_MAX_PORTS) {
 		log_err("eng_recv: %s", eng->busy ? "called from a callback" :
-					port >= ENG_MAX_PORTS ?
+					from->port >= ENG_MAX_PORTS ?
 						    "port out of range" :
 						    "bad message type");
 		return;
 	}
 	cnt_received(eng, msg->type);
-	rx_dispatch(eng, port, from, msg, now);
+	rx_dispatch(eng, from, msg, now);
 }
 
 uint64_t eng_next_deadline(const struct eng *eng)

@@ -291,15 +291,14 @@ static void rx_sidr_req(struct eng *eng, const struct eng_addr *from,
 	eng_send_raw(eng, &m, from);
 }
 
-void rx_dispatch(struct eng *eng, uint16_t port, const struct eng_addr *in,
+void rx_dispatch(struct eng *eng, const struct eng_addr *in,
 		 const struct cm_msg *msg, uint64_t now)
 {
 	struct eng_addr from = *in;
 
-	from.port = port;
 	switch (msg->type) {
 	case CM_MSG_REQ:
-		rx_req(eng, port, &from, msg, now);
+		rx_req(eng, from.port, &from, msg, now);
 		break;
 	case CM_MSG_MRA:
 		rx_mra(eng, &from, msg, now);

@@ -180,7 +180,7 @@ int h_accept(struct h_side *s, uint32_t id)
 
 void h_inject(struct h_side *from, struct h_side *to, const struct cm_msg *m)
 {
-	eng_recv(to->eng, 1, &from->addr, m, h_now);
+	eng_recv(to->eng, &from->addr, m, h_now); /* addr.port is 1 */
 }
 
 size_t h_deliver(struct h_side *from, struct h_side *to)

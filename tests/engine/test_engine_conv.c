@@ -1728,7 +1728,7 @@ static void test_callback_reentry(void **state)
 	cm_msg_init(&rej, CM_MSG_REJ, 1);
 	rej.rej.remote_comm_id = id;
 	rej.rej.reason = CM_REJ_CONSUMER_DEFINED;
-	eng_recv(reentry_eng, 1, &cp.dest, &rej, h_now);
+	eng_recv(reentry_eng, &cp.dest, &rej, h_now);
 	assert_int_equal(reentry_rc[1], -EBUSY);
 	assert_int_equal(reentry_rc[2], -EBUSY);
 	assert_int_equal(reentry_rc[3], -EBUSY);
@@ -2641,6 +2641,7 @@ static void test_port_down_silent(void **state)
 	struct eng_event ev;
 	uint32_t lid, got, ids[3];
 	struct cm_msg req3;
+	struct eng_addr from2;
 	struct pair p;
 
 	(void)state;
@@ -2675,7 +2676,9 @@ static void test_port_down_silent(void **state)
 	h_inject(&a, &b, &a.out[0].msg);
 	h_inject(&a, &b, &a.out[1].msg);
 	req3 = a.out[2].msg;
-	eng_recv(b.eng, 2, &a.addr, &req3, h_now);
+	from2 = a.addr;
+	from2.port = 2; /* REQ 3 arrives on B's port 2 */
+	eng_recv(b.eng, &from2, &req3, h_now);
 	got = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
 	h_take(&b, CM_MSG_MRA);
 	h_take(&b, CM_MSG_MRA);

@@ -564,7 +564,7 @@ static void run_until_quiet(void)
 							       CM_MAD_SIZE, 0,
 							       &m, &f),
 						 0);
-				eng_recv(to->eng, 1, &sim.s[!e.side].addr, &m,
+				eng_recv(to->eng, &sim.s[!e.side].addr, &m,
 					 sim.now);
 			} else {
 				run_action(&e);
@@ -679,7 +679,7 @@ static void run(const struct fab_cfg *fab)
 			assert_int_equal(
 				cm_mad_decode(e.buf, CM_MAD_SIZE, 0, &m, &f),
 				0);
-			eng_recv(sim.s[e.side].eng, 1, &sim.s[!e.side].addr, &m,
+			eng_recv(sim.s[e.side].eng, &sim.s[!e.side].addr, &m,
 				 sim.now);
 		} else {
 			run_action(&e);

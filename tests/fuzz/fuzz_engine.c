@@ -560,7 +560,7 @@ static void check_reentry(struct side *s, uint32_t id)
 	eng_run_timers(e, UINT64_MAX - 1);
 	cm_msg_init(&m, CM_MSG_DREQ, 1);
 	m.dreq.remote_comm_id = id;
-	eng_recv(e, 1, &peer_of(s)->addr, &m, fz.now);
+	eng_recv(e, &peer_of(s)->addr, &m, fz.now);
 	FUZZ_CHECK(eng_next_deadline(e) == deadline);
 	FUZZ_CHECK(eng_record_count(e) == records);
 	FUZZ_CHECK(c->received[CM_MSG_DREQ] == rcvd);
@@ -820,7 +820,7 @@ static void q_deliver(bool keep)
 	to = &fz.s[q.to];
 	FUZZ_CHECK(cm_mad_decode(q.buf, CM_MAD_SIZE, CM_DECODE_STRICT, &m,
 				 &f) == 0);
-	eng_recv(to->eng, 1, &q.from, &m, fz.now);
+	eng_recv(to->eng, &q.from, &m, fz.now);
 }
 
 static void ack(struct side *s, struct track *t, uint32_t id)
@@ -1215,7 +1215,8 @@ static void op_inject(void)
 		eng_count_malformed(s->eng, type);
 		return;
 	}
-	eng_recv(s->eng, b & 4 ? 1 + (b >> 3) : 1, &addr, &m, fz.now);
+	addr.port = b & 4 ? 1 + (b >> 3) : 1;
+	eng_recv(s->eng, &addr, &m, fz.now);
 }
 
 static void op_advance(void)
@@ -1346,7 +1347,7 @@ static void op_mutate(void)
 	if (cm_msg_validate(&m, &f))
 		return;
 	to = flags & 1 ? (q->to + 1) % fz.nsides : q->to;
-	eng_recv(fz.s[to].eng, 1, &q->from, &m, fz.now);
+	eng_recv(fz.s[to].eng, &q->from, &m, fz.now);
 }
 
 static void step(enum op op)
