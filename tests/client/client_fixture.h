@@ -16,6 +16,13 @@ struct fx {
 };
 
 /*
+ * How long a test waits for an event or request the fake daemon is sure to
+ * send: a hang guard only (natively it takes microseconds; valgrind on a
+ * loaded 2-core machine is the slowest case, and 30 s is far beyond it).
+ */
+#define FX_WAIT_MS 30000
+
+/*
  * Arm alarm(alarm_s), start a fake daemon, give it hook (may be NULL)
  * before the client says anything, and open a channel named name on it.
  * *state becomes the struct fx. Fails the test when something does not

@@ -136,7 +136,7 @@ static void test_batch_sent_on_flush_in_order(void **state)
 	assert_int_equal(ioctl(x->f->fd, FIONREAD, &inq), 0);
 	assert_true(inq > 0);
 	fake_resume(x->f);
-	assert_true(fake_wait_reqs(x->f, base + 16, 5000));
+	assert_true(fake_wait_reqs(x->f, base + 16, FX_WAIT_MS));
 	/* In the order they were made, with increasing sequence numbers. */
 	for (unsigned int i = 0; i < 16; i++) {
 		const struct cmp_msg *m = &x->f->reqs[base + i];
@@ -168,7 +168,7 @@ static void test_batch_sent_on_flush_in_order(void **state)
 	assert_int_equal(cmc_mra(ids[1], 3, NULL, 0), 0);
 	assert_int_equal(cmc_set_async(x->ch, 0), 0);
 	fake_resume(x->f);
-	assert_true(fake_wait_reqs(x->f, base + 2, 5000));
+	assert_true(fake_wait_reqs(x->f, base + 2, FX_WAIT_MS));
 	assert_int_equal(x->f->reqs[base].hdr.type,
 			 CMP_TYPE_NOTIFY_ESTABLISHED);
 	assert_int_equal(x->f->reqs[base + 1].hdr.type, CMP_TYPE_MRA);
@@ -210,7 +210,7 @@ static void test_failure_becomes_request_error(void **state)
 	x->f->status[CMP_TYPE_ACCEPT] = -EINVAL;
 	assert_int_equal(cmc_rtu(a, NULL, 0), 0);
 	assert_int_equal(cmc_accept(b, &ap), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 5000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_ptr_equal(ev->id, b);
 	assert_ptr_equal(ev->context, &ctx_b);
 	assert_int_equal(ev->type, CMC_EVENT_REQUEST_ERROR);
@@ -230,7 +230,7 @@ static void test_failure_becomes_request_error(void **state)
 		fake_event(&m, cmc_id_num(a), CMP_EVENT_ESTABLISHED, 0);
 		assert_int_equal(fake_push(x->f, &m), 0);
 	}
-	assert_int_equal(cmc_get_event(x->ch, &ev, 5000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_int_equal(ev->type, CMC_EVENT_ESTABLISHED);
 	/* Make the ack fail: the fake refuses an ack of an event it does
 	 * not believe outstanding. */
@@ -240,7 +240,7 @@ static void test_failure_becomes_request_error(void **state)
 			x->f->ids[i].outstanding = 0;
 	pthread_mutex_unlock(&x->f->lock);
 	assert_int_equal(cmc_ack_event(ev), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 5000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_ptr_equal(ev->id, a);
 	assert_int_equal(ev->type, CMC_EVENT_REQUEST_ERROR);
 	assert_int_equal(ev->status, -EINVAL);
@@ -289,7 +289,7 @@ static void test_unasked_failure_is_eproto(void **state)
 	m.reply.status = -EINVAL;
 	m.reply.id = cmc_id_num(a);
 	assert_int_equal(fake_send_msg(x->f, &m), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 5000), -EPROTO);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), -EPROTO);
 }
 
 /* --- CONNECT that creates its id ------------------------------------ */
@@ -340,7 +340,7 @@ static void test_connect_creates_id(void **state)
 	assert_int_equal(cmc_connect(id, &conn_param), 0);
 	assert_int_equal(cmc_id_num(id), 0);
 	/* The reply numbers the id; the event after it finds it. */
-	assert_int_equal(cmc_get_event(x->ch, &ev, 5000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	num = (uint32_t)(uintptr_t)x->f->hook_arg;
 	assert_int_not_equal(num, 0);
 	assert_int_equal(cmc_id_num(id), num);
@@ -380,7 +380,7 @@ static void test_connect_create_fails(void **state)
 	assert_int_equal(cmc_create_id(x->ch, &ctx, CMC_QP_RC, &id), 0);
 	x->f->status[CMP_TYPE_CONNECT] = -EHOSTUNREACH;
 	assert_int_equal(cmc_connect(id, &conn_param), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 5000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_ptr_equal(ev->id, id);
 	assert_ptr_equal(ev->context, &ctx);
 	assert_int_equal(ev->type, CMC_EVENT_REQUEST_ERROR);
@@ -527,7 +527,7 @@ static void test_ack_after_destroy_async(void **state)
 	assert_int_equal(cmc_set_async(x->ch, 1), 0);
 	fake_event(&m, cmc_id_num(id), CMP_EVENT_ESTABLISHED, 0);
 	assert_int_equal(fake_push(x->f, &m), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 5000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_int_equal(cmc_destroy_id(id), 0);
 	assert_int_equal(cmc_ack_event(ev), 0);
 	sync_daemon(x);
@@ -587,11 +587,11 @@ static void test_flush_full_socket_no_deadlock(void **state)
 		assert_int_equal(
 			cmc_set_context(id, (void *)(uintptr_t)(i + 1)), 0);
 	assert_int_equal(cmc_flush(x->ch), 0);
-	assert_true(fake_wait_reqs(x->f, base + FLOOD_REQS, 20000));
+	assert_true(fake_wait_reqs(x->f, base + FLOOD_REQS, FX_WAIT_MS));
 	assert_int_equal(x->f->bad_reqs, 0);
 	/* Every event arrived, none lost, in order. */
 	while (got < FLOOD_EVENTS) {
-		assert_int_equal(cmc_get_event(x->ch, &ev, 5000), 0);
+		assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 		assert_int_equal(ev->type, CMC_EVENT_MRA_RECEIVED);
 		assert_int_equal(ev->u.mra.service_timeout, got % 32);
 		cmc_ack_event(ev);

@@ -340,7 +340,7 @@ static void test_passive_flow(void **state)
 	m.event.req_received.rnr_retry_count = 4;
 	roce_path((struct cmc_path *)&m.event.req_received.path);
 	assert_int_equal(fake_push(x->f, &m), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	n = ev->id;
 
 	assert_int_equal(cmc_init_qp_attr(n, IBV_QPS_INIT, &a, &mask), 0);
@@ -420,7 +420,7 @@ static void test_active_flow(void **state)
 	ib_path((struct cmc_path *)&m.event.rep_received.path);
 	m.event.rep_received.path.local_ack_timeout = 19;
 	assert_int_equal(fake_push(x->f, &m), 0);
-	assert_int_equal(cmc_get_event_id(x->ch, id, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event_id(x->ch, id, &ev, FX_WAIT_MS), 0);
 	assert_int_equal(ev->type, CMC_EVENT_REP_RECEIVED);
 	assert_int_equal(cmc_init_qp_attr(id, IBV_QPS_RTR, &a, &mask), 0);
 	assert_int_equal(a.dest_qp_num, 0xabc);

@@ -300,7 +300,7 @@ static struct cmc_event *push_req(struct fx *x, struct cmc_id *l, uint32_t num,
 	memcpy(m.event.req_received.private_data, pd, len);
 	m.event.req_received.path.port_num = 1;
 	assert_int_equal(fake_push(x->f, &m), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 	return ev;
 }
@@ -376,7 +376,7 @@ static void test_event_cma_type(void **state)
 
 	fake_event(&m, cmc_id_num(id), CMP_EVENT_ESTABLISHED, 0);
 	assert_int_equal(fake_push(x->f, &m), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_int_equal(cmc_event_cma(ev, NULL, NULL, NULL, NULL), -EINVAL);
 	cmc_ack_event(ev);
 }

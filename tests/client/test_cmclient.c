@@ -60,7 +60,7 @@ static void expect_tag(struct fx *x, struct cmc_id *id, uint8_t tag, bool ack)
 {
 	struct cmc_event *ev;
 
-	assert_int_equal(cmc_get_event(x->ch, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_ptr_equal(ev->id, id);
 	assert_int_equal(ev->type, CMC_EVENT_MRA_RECEIVED);
 	assert_int_equal(ev->u.mra.service_timeout, tag);
@@ -103,7 +103,7 @@ static void test_hello_mismatch(void **state)
 	struct cmc_channel *ch = (void *)1;
 
 	(void)state;
-	alarm(20);
+	alarm(80);
 	f->min_version = CMP_VERSION_MAX + 1;
 	f->max_version = CMP_VERSION_MAX + 3;
 	assert_int_equal(cmc_open_fd(f->client_fd, "old", &ch),
@@ -129,7 +129,7 @@ static void test_hello_garbage(void **state)
 	struct cmc_channel *ch;
 
 	(void)state;
-	alarm(20);
+	alarm(80);
 	f->hook = hook_hello_garbage;
 	assert_int_equal(cmc_open_fd(f->client_fd, NULL, &ch), -EPROTO);
 	assert_null(ch);
@@ -565,7 +565,7 @@ static void test_event_interleaved_by_id(void **state)
 	push_tagged(x, cmc_id_num(a), 4); /* held by the daemon: a unacked */
 
 	/* c's first, skipping a's and b's, which stay queued in order. */
-	assert_int_equal(cmc_get_event_id(x->ch, c, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event_id(x->ch, c, &ev, FX_WAIT_MS), 0);
 	assert_ptr_equal(ev->id, c);
 	assert_int_equal(ev->u.mra.service_timeout, 3);
 	assert_int_equal(cmc_event_pending(x->ch), 2);
@@ -591,7 +591,7 @@ static void test_ack_releases_next(void **state)
 
 	push_tagged(x, cmc_id_num(a), 1);
 	push_tagged(x, cmc_id_num(a), 2);
-	assert_int_equal(cmc_get_event(x->ch, &ev1, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev1, FX_WAIT_MS), 0);
 	assert_int_equal(ev1->u.mra.service_timeout, 1);
 	/* Rule 2: the second is not sent until the first is acked. */
 	assert_int_equal(cmc_get_event(x->ch, &ev2, 100), -EAGAIN);
@@ -599,7 +599,7 @@ static void test_ack_releases_next(void **state)
 	ack = fake_last(x->f, CMP_TYPE_ACK_EVENT);
 	assert_int_equal(ack->ack_event.id, cmc_id_num(a));
 	assert_int_equal(ack->ack_event.seq, 1);
-	assert_int_equal(cmc_get_event(x->ch, &ev2, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev2, FX_WAIT_MS), 0);
 	assert_int_equal(ev2->u.mra.service_timeout, 2);
 	assert_int_equal(cmc_ack_event(ev2), 0);
 	assert_int_equal(fake_last(x->f, CMP_TYPE_ACK_EVENT)->ack_event.seq, 2);
@@ -632,7 +632,7 @@ static void test_destroy_drops_events(void **state)
 
 	/* An event of c that the application holds when c is destroyed. */
 	push_tagged(x, cmc_id_num(c), 9);
-	assert_int_equal(cmc_get_event(x->ch, &held, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &held, FX_WAIT_MS), 0);
 	assert_ptr_equal(held->id, c);
 
 	/* a's first event is in the socket; b's sits in the library queue
@@ -713,7 +713,7 @@ static void test_fd_readable_on_socket(void **state)
 	struct cmc_event *ev;
 
 	push_tagged(x, cmc_id_num(a), 1);
-	assert_int_equal(poll(&pfd, 1, 2000), 1);
+	assert_int_equal(poll(&pfd, 1, FX_WAIT_MS), 1);
 	assert_int_equal(cmc_get_event(x->ch, &ev, 0), 0);
 	assert_int_equal(cmc_ack_event(ev), 0);
 	assert_int_equal(cmc_get_event(x->ch, &ev, 0), -EAGAIN);
@@ -741,7 +741,7 @@ static void test_req_received_new_id(void **state)
 	m.event.req_received.path.mtu = CM_MTU_1024;
 	assert_int_equal(fake_push(x->f, &m), 0);
 
-	assert_int_equal(cmc_get_event(x->ch, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 	n = ev->id;
 	assert_ptr_not_equal(n, l);
@@ -759,7 +759,7 @@ static void test_req_received_new_id(void **state)
 	assert_int_equal(cmc_ack_event(ev), 0);
 
 	push(x, 500, CMP_EVENT_ESTABLISHED, (uintptr_t)&nctx);
-	assert_int_equal(cmc_get_event_id(x->ch, n, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event_id(x->ch, n, &ev, FX_WAIT_MS), 0);
 	assert_ptr_equal(ev->context, &nctx);
 	assert_null(ev->listen_id);
 	assert_int_equal(ev->type, CMC_EVENT_ESTABLISHED);
@@ -807,7 +807,7 @@ static void test_req_received_reused_id(void **state)
 	m.event.req_received.qp_type = CMP_QP_TYPE_RC;
 	m.hdr.seq = 1;
 	assert_int_equal(fake_send_msg(x->f, &m), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 2000), -EPROTO);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), -EPROTO);
 }
 
 static void test_unknown_id_event_dropped(void **state)
@@ -838,7 +838,7 @@ static void test_daemon_dies_mid_request(void **state)
 	struct cmc_event *held, *ev;
 
 	push_tagged(x, cmc_id_num(a), 1);
-	assert_int_equal(cmc_get_event(x->ch, &held, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &held, FX_WAIT_MS), 0);
 	x->f->hook = hook_die_on_listen;
 	assert_int_equal(cmc_listen(a, 1, ~0ull, 1, NULL), -ECONNRESET);
 	assert_int_equal(cmc_create_id(x->ch, NULL, CMC_QP_RC, &b),
@@ -858,8 +858,12 @@ static void test_daemon_dies_idle(void **state)
 	struct cmc_event *ev;
 
 	push_tagged(x, cmc_id_num(a), 1);
-	/* Give the event time to land before the close. */
-	usleep(50000);
+	/* The event is on the socket (sent in push) before the close. */
+	{
+		struct pollfd pfd = { .fd = cmc_fd(x->ch), .events = POLLIN };
+
+		assert_int_equal(poll(&pfd, 1, FX_WAIT_MS), 1);
+	}
 	fake_die(x->f);
 	/* The event that came before the death is still delivered. */
 	expect_tag(x, a, 1, false);
@@ -993,7 +997,7 @@ static void test_reply_out_of_turn(void **state)
 
 	cmp_msg_init(&m, CMP_TYPE_RTU_REPLY, 5);
 	assert_int_equal(fake_send_msg(x->f, &m), 0);
-	assert_int_equal(cmc_get_event(x->ch, &ev, 2000), -EPROTO);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), -EPROTO);
 	assert_int_equal(cmc_get_event(x->ch, &ev, 0), -EPROTO);
 }
 
@@ -1005,9 +1009,9 @@ static void test_close_with_held_events(void **state)
 
 	push_tagged(x, cmc_id_num(a), 1);
 	push_tagged(x, cmc_id_num(b), 2);
-	assert_int_equal(cmc_get_event(x->ch, &held, 2000), 0);
+	assert_int_equal(cmc_get_event(x->ch, &held, FX_WAIT_MS), 0);
 	/* b's event is read into the queue, then everything is closed. */
-	assert_int_equal(cmc_get_event_id(x->ch, b, &ev, 2000), 0);
+	assert_int_equal(cmc_get_event_id(x->ch, b, &ev, FX_WAIT_MS), 0);
 	assert_int_equal(cmc_ack_event(ev), 0);
 	push_tagged(x, cmc_id_num(b), 3);
 	usleep(20000);
