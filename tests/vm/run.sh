@@ -205,24 +205,70 @@ QARGS=(
 [ -n "${CMD_VM_QEMU_ARGS:-}" ] && QARGS+=($CMD_VM_QEMU_ARGS)
 [ $VERBOSE = 1 ] && err "qemu: $QEMU ${QARGS[*]}"
 
-T_QEMU=$(now)
-timeout -k 10 "$TIMEOUT" "$QEMU" "${QARGS[@]}" </dev/null >"$CTL/qemu.log" 2>&1 &
-QPID=$!
-# stream while the VM runs; tail exits after its last read once qemu is gone
-tail -n +1 -s 0.2 -f --pid="$QPID" "$CTL/stdout" &
-TAILS+=($!)
-tail -n +1 -s 0.2 -f --pid="$QPID" "$CTL/stderr" >&2 &
-TAILS+=($!)
-if [ $VERBOSE = 1 ]; then
-	tail -n +1 -s 0.2 -f --pid="$QPID" "$CTL/console.log" >&2 &
+# qemu under TCG has been seen, rarely, to crash (SIGSEGV) or to hang at
+# start-up, before the guest printed a line (both on a loaded 2-core host):
+# that says nothing of the command, so it is tried again, up to three times
+# in all, each try logged. A guest that printed nothing BOOT_WAIT s after
+# qemu started is taken for such a hang: the guest kernel's first console
+# line comes within a few seconds under TCG (the whole boot takes 6-9 s,
+# up to ~20 s on a loaded host), so 60 s
+# is a generous bound that only a stuck qemu misses. A failure after the
+# guest started is never retried (it is reported below).
+BOOT_WAIT=${CMD_VM_BOOT_WAIT:-60}
+for try in 1 2 3; do
+	T_QEMU=$(now)
+	timeout -k 10 "$TIMEOUT" "$QEMU" "${QARGS[@]}" </dev/null >"$CTL/qemu.log" 2>&1 &
+	QPID=$!
+	# the start-up watchdog (see above): stop a qemu whose guest is silent
+	(
+		for _ in $(seq $((BOOT_WAIT * 5))); do
+			[ -s "$CTL/console.log" ] && exit 0
+			kill -0 "$QPID" 2>/dev/null || exit 0
+			sleep 0.2
+		done
+		: >"$CTL/boot-hung"
+		# qemu is timeout's child: it first, then timeout itself
+		pkill -KILL -P "$QPID" 2>/dev/null
+		kill -KILL "$QPID" 2>/dev/null
+	) &
+	WATCH=$!
+	# stream while the VM runs; tail exits after its last read once qemu is gone
+	tail -n +1 -s 0.2 -f --pid="$QPID" "$CTL/stdout" &
 	TAILS+=($!)
-fi
-QRC=0
-wait "$QPID" || QRC=$?
-QPID=''
-wait "${TAILS[@]}" 2>/dev/null || true
-TAILS=()
-T_END=$(now)
+	tail -n +1 -s 0.2 -f --pid="$QPID" "$CTL/stderr" >&2 &
+	TAILS+=($!)
+	if [ $VERBOSE = 1 ]; then
+		tail -n +1 -s 0.2 -f --pid="$QPID" "$CTL/console.log" >&2 &
+		TAILS+=($!)
+	fi
+	QRC=0
+	wait "$QPID" || QRC=$?
+	QPID=''
+	kill "$WATCH" 2>/dev/null || true
+	wait "$WATCH" 2>/dev/null || true
+	wait "${TAILS[@]}" 2>/dev/null || true
+	TAILS=()
+	T_END=$(now)
+	hung=0
+	[ -e "$CTL/boot-hung" ] && hung=1
+	rm -f "$CTL/boot-hung"
+	if [ $hung = 0 ] && { [ $QRC = 0 ] || [ $QRC = 124 ] ||
+		[ $QRC = 137 ] || [ -s "$CTL/console.log" ] ||
+		[ -s "$CTL/rc" ]; }; then
+		break
+	fi
+	if [ $hung = 1 ]; then
+		err "qemu: the guest printed nothing in ${BOOT_WAIT} s (try $try of 3)"
+	else
+		err "qemu exited $QRC before the guest started (try $try of 3)"
+	fi
+	sed 's/^/  /' "$CTL/qemu.log" >&2
+	if [ "$try" = 3 ]; then
+		[ $hung = 1 ] && QRC=1
+		break
+	fi
+	err "trying again"
+done
 
 show_console() {
 	[ $VERBOSE = 1 ] && return
