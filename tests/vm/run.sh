@@ -209,12 +209,12 @@ QARGS=(
 # start-up, before the guest printed a line (both on a loaded 2-core host):
 # that says nothing of the command, so it is tried again, up to three times
 # in all, each try logged. A guest that printed nothing BOOT_WAIT s after
-# qemu started is taken for such a hang: the guest kernel's first console
-# line comes within a few seconds under TCG (the whole boot takes 6-9 s,
-# up to ~20 s on a loaded host), so 60 s
-# is a generous bound that only a stuck qemu misses. A failure after the
-# guest started is never retried (it is reported below).
-BOOT_WAIT=${CMD_VM_BOOT_WAIT:-60}
+# qemu started is taken for such a hang: the kernel boots quiet, so the
+# console's first line is guest-init's, 6-9 s after qemu starts under TCG
+# (up to ~20 s measured on a loaded host); 120 s is a bound only a stuck
+# qemu misses. A failure after the guest started is never retried (it is
+# reported below).
+BOOT_WAIT=${CMD_VM_BOOT_WAIT:-120}
 for try in 1 2 3; do
 	T_QEMU=$(now)
 	timeout -k 10 "$TIMEOUT" "$QEMU" "${QARGS[@]}" </dev/null >"$CTL/qemu.log" 2>&1 &
