@@ -163,23 +163,32 @@ static int id_create(struct cmd *cmd, struct srv_client *c, uint8_t qp_type,
 	return 0;
 }
 
-static int do_create(struct cmd *cmd, struct srv_client *c,
-		     const struct cmp_create_id *r, struct cmp_msg *reply,
-		     uint64_t now)
+/*
+ * One handler a request, named after its row in cmp_msgs.def; a for the
+ * requests that name an id (already checked to be the client's), now the
+ * loop's time.
+ */
+#define API_HANDLER(member)                                                    \
+	static int api_##member(struct cmd *cmd, struct srv_client *c,         \
+				struct api_id *a, const struct cmp_msg *req,   \
+				struct cmp_msg *reply, uint64_t now)
+
+API_HANDLER(create_id)
 {
-	struct api_id *a;
-	int rc =
-		id_create(cmd, c, r->qp_type, r->context, "CREATE_ID", &a, now);
+	const struct cmp_create_id *r = &req->create_id;
+	struct api_id *created;
+	int rc = id_create(cmd, c, r->qp_type, r->context, "CREATE_ID",
+			   &created, now);
 
 	if (!rc)
-		reply->create_id_reply.id = a->id;
+		reply->create_id_reply.id = created->id;
 	return rc;
 }
 
-static int do_listen(struct cmd *cmd, struct api_id *a,
-		     const struct cmp_listen *r, uint64_t now)
+API_HANDLER(listen)
 {
-	struct srv_client *c = a->client;
+	/* a is c's: dispatch checked it. */
+	const struct cmp_listen *r = &req->listen;
 	char why[192];
 	int rc;
 
@@ -302,9 +311,9 @@ static int do_connect_new(struct cmd *cmd, struct srv_client *c,
 	return 0;
 }
 
-static int do_accept(struct cmd *cmd, struct api_id *a,
-		     const struct cmp_accept *r, uint64_t now)
+API_HANDLER(accept)
 {
+	const struct cmp_accept *r = &req->accept;
 	struct cm_rep rep;
 	int rc;
 
@@ -335,9 +344,9 @@ static int do_accept(struct cmd *cmd, struct api_id *a,
 	return 0;
 }
 
-static int do_reject(struct cmd *cmd, struct api_id *a,
-		     const struct cmp_reject *r, uint64_t now)
+API_HANDLER(reject)
 {
+	const struct cmp_reject *r = &req->reject;
 	struct cm_rej rej;
 
 	memset(&rej, 0, sizeof(rej));
@@ -349,9 +358,9 @@ static int do_reject(struct cmd *cmd, struct api_id *a,
 	return eng_reject(cmd->eng, a->id, &rej, now);
 }
 
-static int do_rtu(struct cmd *cmd, struct api_id *a, const struct cmp_rtu *r,
-		  uint64_t now)
+API_HANDLER(rtu)
 {
+	const struct cmp_rtu *r = &req->rtu;
 	struct cm_rtu rtu;
 
 	memset(&rtu, 0, sizeof(rtu));
@@ -360,9 +369,9 @@ static int do_rtu(struct cmd *cmd, struct api_id *a, const struct cmp_rtu *r,
 	return eng_rtu(cmd->eng, a->id, &rtu, now);
 }
 
-static int do_sidr_req(struct cmd *cmd, struct api_id *a,
-		       const struct cmp_sidr_req *r, uint64_t now)
+API_HANDLER(sidr_req)
 {
+	const struct cmp_sidr_req *r = &req->sidr_req;
 	struct eng_sidr_param p;
 	struct cmp_path_set none = { 0 };
 	struct path path;
@@ -392,9 +401,9 @@ static int do_sidr_req(struct cmd *cmd, struct api_id *a,
 	return rc;
 }
 
-static int do_sidr_rep(struct cmd *cmd, struct api_id *a,
-		       const struct cmp_sidr_rep *r, uint64_t now)
+API_HANDLER(sidr_rep)
 {
+	const struct cmp_sidr_rep *r = &req->sidr_rep;
 	struct cm_sidr_rep rep;
 
 	memset(&rep, 0, sizeof(rep));
@@ -406,9 +415,9 @@ static int do_sidr_rep(struct cmd *cmd, struct api_id *a,
 	return eng_sidr_rep(cmd->eng, a->id, &rep, now);
 }
 
-static int do_lap(struct cmd *cmd, struct api_id *a, const struct cmp_lap *r,
-		  uint64_t now)
+API_HANDLER(lap)
 {
+	const struct cmp_lap *r = &req->lap;
 	const struct cmp_path *p = &r->alt_path;
 	struct cm_lap lap;
 
@@ -429,18 +438,18 @@ static int do_lap(struct cmd *cmd, struct api_id *a, const struct cmp_lap *r,
 	return eng_lap(cmd->eng, a->id, &lap, now);
 }
 
-static int do_ack(struct cmd *cmd, struct api_id *a,
-		  const struct cmp_ack_event *r, uint64_t now)
+API_HANDLER(ack_event)
 {
+	const struct cmp_ack_event *r = &req->ack_event;
 	if (!a->unacked_seq || r->seq != a->unacked_seq)
 		return -EINVAL;
 	a->unacked_seq = 0;
 	return eng_ack(cmd->eng, a->id, now);
 }
 
-static int do_query(struct cmd *cmd, struct api_id *a,
-		    struct cmp_query_id_reply *r)
+API_HANDLER(query_id)
 {
+	struct cmp_query_id_reply *r = &reply->query_id_reply;
 	struct eng_listen_info li;
 	enum eng_lap_state lap = ENG_LAP_IDLE;
 
@@ -455,25 +464,10 @@ static int do_query(struct cmd *cmd, struct api_id *a,
 	return 0;
 }
 
-/*
- * One handler a request, named after its row in cmp_msgs.def; a for the
- * requests that name an id (already checked to be the client's), now the
- * loop's time.
- */
-#define API_HANDLER(member)                                                    \
-	static int api_##member(struct cmd *cmd, struct srv_client *c,         \
-				struct api_id *a, const struct cmp_msg *req,   \
-				struct cmp_msg *reply, uint64_t now)
-
 /* The server answers HELLO itself (server.c); it never comes here. */
 API_HANDLER(hello)
 {
 	return -EPROTO;
-}
-
-API_HANDLER(create_id)
-{
-	return do_create(cmd, c, &req->create_id, reply, now);
 }
 
 API_HANDLER(destroy_id)
@@ -493,32 +487,12 @@ API_HANDLER(set_context)
 	return rc;
 }
 
-API_HANDLER(listen)
-{
-	return do_listen(cmd, a, &req->listen, now);
-}
-
 /* CONNECT with id CMP_ID_NONE creates its id. */
 API_HANDLER(connect)
 {
 	if (!a)
 		return do_connect_new(cmd, c, &req->connect, reply, now);
 	return do_connect(cmd, a, &req->connect, now);
-}
-
-API_HANDLER(accept)
-{
-	return do_accept(cmd, a, &req->accept, now);
-}
-
-API_HANDLER(reject)
-{
-	return do_reject(cmd, a, &req->reject, now);
-}
-
-API_HANDLER(rtu)
-{
-	return do_rtu(cmd, a, &req->rtu, now);
 }
 
 API_HANDLER(notify_established)
@@ -538,36 +512,11 @@ API_HANDLER(disconnect)
 			      req->disconnect.private_data_len, now);
 }
 
-API_HANDLER(lap)
-{
-	return do_lap(cmd, a, &req->lap, now);
-}
-
 API_HANDLER(apr)
 {
 	return eng_apr(cmd->eng, a->id, req->apr.ap_status, req->apr.info,
 		       req->apr.info_len, req->apr.private_data,
 		       req->apr.private_data_len, now);
-}
-
-API_HANDLER(sidr_req)
-{
-	return do_sidr_req(cmd, a, &req->sidr_req, now);
-}
-
-API_HANDLER(sidr_rep)
-{
-	return do_sidr_rep(cmd, a, &req->sidr_rep, now);
-}
-
-API_HANDLER(ack_event)
-{
-	return do_ack(cmd, a, &req->ack_event, now);
-}
-
-API_HANDLER(query_id)
-{
-	return do_query(cmd, a, &reply->query_id_reply);
 }
 
 API_HANDLER(list)
