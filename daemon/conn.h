@@ -237,6 +237,14 @@ struct conn_ctx {
 	uint64_t arm_at;
 };
 
+/* The LAP sub-state an id in state s reports: it has none outside
+ * ESTABLISHED (IBTA 12.8). */
+static inline enum eng_lap_state conn_lap_in(const struct conn *c,
+					     enum eng_state s)
+{
+	return s == ENG_STATE_ESTABLISHED ? c->lap : ENG_LAP_IDLE;
+}
+
 /* conn.c */
 int conn_event(struct conn *c, enum conn_event ev, struct conn_ctx *x);
 void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,

@@ -484,7 +484,7 @@ int eng_id_lap_state(const struct eng *eng, uint32_t id,
 
 	if (!c)
 		return -ENOENT;
-	*lap = c->state == ENG_STATE_ESTABLISHED ? c->lap : ENG_LAP_IDLE;
+	*lap = conn_lap_in(c, c->state);
 	return 0;
 }
 

@@ -110,8 +110,7 @@ void evq_push(struct conn *c, enum eng_event_type type, int status,
 	it->ev.state = c->evq.next_state < ENG_STATE__COUNT ?
 			       (enum eng_state)c->evq.next_state :
 			       c->state;
-	it->ev.lap =
-		it->ev.state == ENG_STATE_ESTABLISHED ? c->lap : ENG_LAP_IDLE;
+	it->ev.lap = conn_lap_in(c, it->ev.state);
 	STAILQ_INSERT_TAIL(&c->evq.items, it, link);
 	if (!c->evq.unacked)
 		evq_deliver_head(c);
