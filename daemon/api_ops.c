@@ -13,51 +13,11 @@
 #include <string.h>
 
 #include "api.h"
+#include "authz.h"
 #include "capture.h"
 #include "cmd.h"
 #include "log.h"
 #include "util.h"
-
-/*
- * ops: is gid among the supplementary groups of the client's process?
- * SO_PEERCRED gives only the primary gid, so read /proc/PID/status's
- * Groups: line (local and non-blocking, unlike getgrouplist's NSS
- * lookups), trusting it only while that process's effective uid is still
- * the peer's, so that a recycled pid does not lend its groups.
- */
-static bool proc_in_group(pid_t pid, uid_t uid, gid_t gid)
-{
-	bool uid_ok = false, found = false;
-	char path[64], *line = NULL;
-	size_t size = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (getline(&line, &size, f) > 0) {
-		unsigned long real, eff;
-		char *p, *end;
-
-		if (!strncmp(line, "Uid:", 4)) {
-			uid_ok =
-				sscanf(line + 4, "%lu %lu", &real, &eff) == 2 &&
-				eff == (unsigned long)uid;
-		} else if (!strncmp(line, "Groups:", 7)) {
-			for (p = line + 7;; p = end) {
-				unsigned long v = strtoul(p, &end, 10);
-
-				if (end == p)
-					break;
-				found |= v == (unsigned long)gid;
-			}
-		}
-	}
-	free(line);
-	fclose(f);
-	return uid_ok && found;
-}
 
 /*
  * ops: root, or a member of the configured admin group, may read every
@@ -76,9 +36,8 @@ static bool may_see_all(struct cmd *cmd, struct srv_client *c)
 		return false;
 	if (ac && ac->admin >= 0)
 		return ac->admin;
-	ok = srv_client_gid(c) == cmd->cfg.admin_gid ||
-	     proc_in_group(srv_client_pid(c), srv_client_uid(c),
-			   cmd->cfg.admin_gid);
+	ok = authz_is_admin(srv_client_uid(c), srv_client_gid(c),
+			    srv_client_pid(c), &cmd->cfg.admin_gid);
 	if (ac)
 		ac->admin = ok;
 	return ok;

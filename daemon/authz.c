@@ -490,3 +490,53 @@ bool authz_log_ok(struct authz *az, uint64_t now_ns, uint64_t *suppressed)
 	az->log_suppressed = 0;
 	return true;
 }
+
+/*
+ * Is gid among the supplementary groups of the client's process?
+ * SO_PEERCRED gives only the primary gid, so read /proc/PID/status's
+ * Groups: line (local and non-blocking, unlike getgrouplist's NSS
+ * lookups), trusting it only while that process's effective uid is still
+ * the peer's, so that a recycled pid does not lend its groups.
+ */
+static bool proc_in_group(pid_t pid, uid_t uid, gid_t gid)
+{
+	bool uid_ok = false, found = false;
+	char path[64], *line = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (getline(&line, &size, f) > 0) {
+		unsigned long real, eff;
+		char *p, *end;
+
+		if (!strncmp(line, "Uid:", 4)) {
+			uid_ok =
+				sscanf(line + 4, "%lu %lu", &real, &eff) == 2 &&
+				eff == (unsigned long)uid;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			for (p = line + 7;; p = end) {
+				unsigned long v = strtoul(p, &end, 10);
+
+				if (end == p)
+					break;
+				found |= v == (unsigned long)gid;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	return uid_ok && found;
+}
+
+bool authz_is_admin(uid_t uid, gid_t gid, pid_t pid, const gid_t *admin_gid)
+{
+	if (uid == 0)
+		return true;
+	if (!admin_gid)
+		return false;
+	return gid == *admin_gid || proc_in_group(pid, uid, *admin_gid);
+}

@@ -80,6 +80,15 @@ void authz_listener_add(struct authz *az, uid_t uid);
 #define AUTHZ_LOG_PER_SEC 20
 bool authz_log_ok(struct authz *az, uint64_t now_ns, uint64_t *suppressed);
 
+/*
+ * Who may read every client's ids, the global and per-port counters, and
+ * start or stop a capture: root, or a member of admin_gid (NULL: no admin
+ * group), as primary group or as a supplementary one of process pid
+ * (/proc/PID/status, trusted only while that process's effective uid is
+ * still uid, so that a recycled pid does not lend its groups).
+ */
+bool authz_is_admin(uid_t uid, gid_t gid, pid_t pid, const gid_t *admin_gid);
+
 /* What a uid uses now (tests and cmctl-style introspection). */
 struct authz_usage {
 	unsigned int ids;
