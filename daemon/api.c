@@ -50,8 +50,6 @@ struct api_id *api_id_add(struct cmd *cmd, struct srv_client *c, uint32_t id,
 	a->id = id;
 	a->client = c;
 	a->qp_type = qp_type;
-	a->info.id = id;
-	a->info.qp_type = qp_type;
 	LIST_INSERT_HEAD(&ac->ids, a, link);
 	ac->nids++;
 	return a;
@@ -158,7 +156,6 @@ static int id_create(struct cmd *cmd, struct srv_client *c, uint8_t qp_type,
 		eng_destroy(cmd->eng, id, now);
 		return -ENOMEM;
 	}
-	a->info.context = context;
 	*out = a;
 	return 0;
 }
@@ -217,9 +214,6 @@ API_HANDLER(listen)
 	if (!a->listener)
 		authz_listener_add(cmd->cfg.authz, srv_client_uid(c));
 	a->listener = true;
-	a->info.service_id = r->service_id;
-	a->info.service_mask = r->service_mask;
-	a->info.backlog = r->backlog;
 	return 0;
 }
 
@@ -267,20 +261,7 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	if (rc)
 		return rc;
 	a->setup_start = now; /* ops: the REQ is out */
-	a->info.service_id = r->service_id;
-	a->info.local_comm_id = q->local_comm_id;
-	a->info.local_qpn = r->local_qpn;
-	a->info.local_psn = q->starting_psn;
-	a->info.responder_resources = r->responder_resources;
-	a->info.initiator_depth = r->initiator_depth;
-	a->info.flow_control = r->flow_control;
-	a->info.retry_count = r->retry_count;
-	a->info.rnr_retry_count = r->rnr_retry_count;
-	a->info.srq = r->srq;
-	a->info.max_cm_retries = q->max_cm_retries;
-	a->info.local_cm_response_timeout = q->local_cm_resp_timeout;
-	a->info.remote_cm_response_timeout = q->remote_cm_resp_timeout;
-	a->info.path = path.view;
+	a->path = path.view;
 	return 0;
 }
 
@@ -315,7 +296,6 @@ API_HANDLER(accept)
 {
 	const struct cmp_accept *r = &req->accept;
 	struct cm_rep rep;
-	int rc;
 
 	memset(&rep, 0, sizeof(rep));
 	rep.local_qpn = r->local_qpn;
@@ -329,19 +309,7 @@ API_HANDLER(accept)
 	rep.srq = r->srq;
 	pd_copy(rep.private_data, sizeof(rep.private_data), r->private_data,
 		r->private_data_len);
-	rc = eng_accept(cmd->eng, a->id, &rep, now);
-	if (rc)
-		return rc;
-	a->info.local_comm_id = rep.local_comm_id;
-	a->info.local_qpn = r->local_qpn;
-	a->info.local_psn = rep.starting_psn;
-	a->info.target_ack_delay = r->target_ack_delay;
-	a->info.failover = r->failover;
-	/* What our QP uses from now on: the app's answer to the REQ. */
-	a->info.responder_resources = r->responder_resources;
-	a->info.initiator_depth = r->initiator_depth;
-	a->info.rnr_retry_count = r->rnr_retry_count;
-	return 0;
+	return eng_accept(cmd->eng, a->id, &rep, now);
 }
 
 API_HANDLER(reject)
@@ -394,10 +362,8 @@ API_HANDLER(sidr_req)
 	pd_copy(p.private_data, sizeof(p.private_data), r->private_data,
 		r->private_data_len);
 	rc = eng_sidr_req(cmd->eng, a->id, &p, now);
-	if (!rc) {
-		a->info.service_id = r->service_id;
-		a->info.path = path.view;
-	}
+	if (!rc)
+		a->path = path.view;
 	return rc;
 }
 
@@ -449,18 +415,44 @@ API_HANDLER(ack_event)
 
 API_HANDLER(query_id)
 {
-	struct cmp_query_id_reply *r = &reply->query_id_reply;
-	struct eng_listen_info li;
-	enum eng_lap_state lap = ENG_LAP_IDLE;
+	struct cmp_id_info *o = &reply->query_id_reply.info;
+	struct eng_id_info f;
+	int rc = eng_id_info(cmd->eng, a->id, &f);
 
-	r->info = a->info;
-	r->info.state = (uint8_t)api_state_of(cmd, a->id);
-	eng_id_lap_state(cmd->eng, a->id, &lap);
-	r->info.lap_state = (uint8_t)lap;
-	if (a->listener && !eng_listen_info(cmd->eng, a->id, &li)) {
-		r->info.credits_in_use = li.credits_used;
-		r->info.held_reqs = li.held;
-	}
+	if (rc)
+		return rc;
+	o->id = a->id;
+	o->listen_id = f.listen_id;
+	o->context = f.context;
+	o->service_id = f.service_id;
+	o->service_mask = f.service_mask;
+	o->remote_ca_guid = f.remote_ca_guid;
+	o->local_comm_id = f.local_comm_id;
+	o->remote_comm_id = f.remote_comm_id;
+	o->local_qpn = f.local_qpn;
+	o->remote_qpn = f.remote_qpn;
+	o->local_psn = f.local_psn;
+	o->remote_psn = f.remote_psn;
+	o->qkey = f.qkey;
+	o->backlog = f.backlog;
+	o->credits_in_use = f.credits_used;
+	o->held_reqs = f.held;
+	o->state = (uint8_t)f.state;
+	o->lap_state = (uint8_t)f.lap;
+	o->qp_type = a->qp_type;
+	o->responder_resources = f.responder_resources;
+	o->initiator_depth = f.initiator_depth;
+	o->target_ack_delay = f.target_ack_delay;
+	o->failover = f.failover <= CMP_FAILOVER_MAX ? f.failover :
+						       CMP_FAILOVER_REJECTED;
+	o->flow_control = f.flow_control;
+	o->retry_count = f.retry_count;
+	o->rnr_retry_count = f.rnr_retry_count;
+	o->srq = f.srq;
+	o->max_cm_retries = f.max_cm_retries;
+	o->local_cm_response_timeout = f.local_cm_response_timeout;
+	o->remote_cm_response_timeout = f.remote_cm_response_timeout;
+	o->path = a->path;
 	return 0;
 }
 
@@ -480,11 +472,7 @@ API_HANDLER(destroy_id)
 
 API_HANDLER(set_context)
 {
-	int rc = eng_set_context(cmd->eng, a->id, req->set_context.context);
-
-	if (!rc)
-		a->info.context = req->set_context.context;
-	return rc;
+	return eng_set_context(cmd->eng, a->id, req->set_context.context);
 }
 
 /* CONNECT with id CMP_ID_NONE creates its id. */

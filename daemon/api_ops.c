@@ -47,13 +47,12 @@ int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		 const struct cmp_list *r, struct cmp_list_reply *out)
 {
 	size_t pos = (size_t)r->cursor;
-	struct eng_listen_info li;
 	struct api_id *a = NULL;
+	struct eng_id_info f;
 
 	while (out->count < CMP_LIST_BATCH_MAX &&
 	       (a = hmap_next(&cmd->ids, &pos, NULL))) {
 		struct cmp_list_entry *e = &out->entries[out->count];
-		enum eng_lap_state lap;
 
 		if (a->client != c && !may_see_all(cmd, c))
 			continue;
@@ -61,24 +60,22 @@ int api_ops_list(struct cmd *cmd, struct srv_client *c,
 			continue;
 		if (r->filter == CMP_LIST_FILTER_CONNECTIONS && a->listener)
 			continue;
+		if (eng_id_info(cmd->eng, a->id, &f))
+			memset(&f, 0, sizeof(f));
 		e->id = a->id;
-		e->state = (uint8_t)api_state_of(cmd, a->id);
-		lap = ENG_LAP_IDLE;
-		eng_id_lap_state(cmd->eng, a->id, &lap);
-		e->lap_state = (uint8_t)lap;
+		e->state = (uint8_t)f.state;
+		e->lap_state = (uint8_t)f.lap;
 		e->qp_type = a->qp_type;
-		e->service_id = a->info.service_id;
-		e->service_mask = a->info.service_mask;
-		e->local_comm_id = a->info.local_comm_id;
-		e->remote_comm_id = a->info.remote_comm_id;
+		e->service_id = f.service_id;
+		e->service_mask = f.service_mask;
+		e->local_comm_id = f.local_comm_id;
+		e->remote_comm_id = f.remote_comm_id;
 		e->owner_pid = (uint32_t)srv_client_pid(a->client);
 		e->owner_uid = (uint32_t)srv_client_uid(a->client);
-		e->backlog = a->info.backlog;
-		if (a->listener && !eng_listen_info(cmd->eng, a->id, &li)) {
-			e->credits_in_use = li.credits_used;
-			e->held_reqs = li.held;
-		}
-		memcpy(e->remote_gid, a->info.path.remote_gid, CM_GID_SIZE);
+		e->backlog = f.backlog;
+		e->credits_in_use = f.credits_used;
+		e->held_reqs = f.held;
+		memcpy(e->remote_gid, a->path.remote_gid, CM_GID_SIZE);
 		out->count++;
 	}
 	out->next_cursor = a ? pos : 0;

@@ -52,7 +52,6 @@ struct capture;
 struct api_id {
 	uint32_t id;
 	struct srv_client *client;
-	uint32_t listen_id;
 	uint32_t ev_seq; /* last event sequence number sent */
 	uint32_t unacked_seq; /* 0: nothing outstanding */
 	uint8_t qp_type; /* enum cmp_qp_type */
@@ -60,7 +59,10 @@ struct api_id {
 	/* ops: when the handshake began (REQ sent or received), for the
 	 * setup latency histogram; 0 when not timing. */
 	uint64_t setup_start;
-	struct cmp_id_info info; /* what QUERY_ID reports */
+	/* The path the id's owner was told (by CONNECT's resolution or
+	 * its events), for QUERY_ID and LIST; all else an id has
+	 * negotiated is the engine's (eng_id_info). */
+	struct cmp_path path;
 	LIST_ENTRY(api_id) link; /* in its client's list */
 };
 

@@ -257,7 +257,6 @@ static void conn_send_drep(struct conn *c, struct conn_ctx *x)
 static void conn_from_req(struct conn *c, struct conn_ctx *x)
 {
 	const struct cm_req *req = &x->msg->req;
-	uint8_t ack = req->primary_local_ack_timeout;
 
 	c->addr = *x->from;
 	c->tid = x->msg->hdr.tid;
@@ -265,11 +264,7 @@ static void conn_from_req(struct conn *c, struct conn_ctx *x)
 	c->remote_guid = req->local_ca_guid;
 	c->remote_qpn = req->local_qpn;
 	c->service_id = req->service_id;
-	/*
-	 * The REQ's local ACK timeout is 2 x PLT (one more in the exponent),
-	 * the same estimate the kernel's CM makes of the path's PLT.
-	 */
-	c->plt = ack ? ack - 1 : 0;
+	c->plt = cm_req_packet_life_time(req);
 	c->max_retries = c->retries_left = req->max_cm_retries;
 	/* IBTA 12.7.26: the active side answers our REP within its local
 	 * CM response timeout; we answer its REQ within the remote one. */
@@ -1380,6 +1375,8 @@ int conn_event(struct conn *c, enum conn_event ev, struct conn_ctx *x)
 	c->evq.next_state = ENG_STATE__COUNT;
 	if (ret < 0)
 		return ret;
+	if (conn_event_learns(ev))
+		conn_learn(c, x->msg, false);
 	if (!cell->stay) {
 		timer_cancel(c);
 		conn_set_state(c, cell->next, ev, x->now);

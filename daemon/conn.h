@@ -89,6 +89,32 @@ struct evq {
 
 struct listener;
 
+/*
+ * What the connection's REQ, REP and SIDR messages negotiated that the
+ * protocol itself does not need (eng_id_info tells it; conn_learn writes
+ * it). From this side: see struct eng_id_info.
+ */
+struct conn_facts {
+	uint32_t local_psn;
+	uint32_t remote_psn;
+	uint32_t remote_qpn; /* UD: the SIDR_REP's QPN */
+	uint32_t qkey; /* UD: the SIDR_REP's Q_Key */
+	uint32_t listen_id; /* passive: the listener the REQ came to */
+	bool sidr;
+	uint8_t transport; /* enum cm_transport */
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t flow_control;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint8_t target_ack_delay;
+	uint8_t failover;
+	uint8_t max_cm_retries;
+	uint8_t local_cm_response_timeout;
+	uint8_t remote_cm_response_timeout;
+};
+
 struct conn {
 	struct eng *eng;
 	uint32_t local_id;
@@ -119,6 +145,7 @@ struct conn {
 	uint64_t rtx_ns; /* retransmission timeout */
 	uint64_t peer_wait_ns; /* how long the peer waits for our answer */
 	uint8_t lap_mra_timeout; /* service timeout of our MRA for a LAP */
+	struct conn_facts facts;
 
 	uint64_t deadline;
 	size_t heap_idx;
@@ -260,6 +287,18 @@ bool conn_table_cell(enum eng_state s, enum conn_event ev);
 
 /* conn_msg.c */
 void conn_send(struct conn *c, const struct cm_msg *msg, bool remember);
+/*
+ * Record what a REQ, REP, SIDR_REQ or SIDR_REP tells about c (c->facts):
+ * one we send (conn_send) or one a table cell took (conn_event, for the
+ * events conn_event_learns names). Other messages tell nothing new.
+ */
+void conn_learn(struct conn *c, const struct cm_msg *m, bool sent);
+static inline bool conn_event_learns(enum conn_event ev)
+{
+	return ev == CONN_EV_RX_REQ_NEW || ev == CONN_EV_RX_REQ_HOLD ||
+	       ev == CONN_EV_RX_REP || ev == CONN_EV_RX_SIDR_REQ_NEW ||
+	       ev == CONN_EV_RX_SIDR_REP;
+}
 void conn_resend_last(struct conn *c);
 void conn_build_rej(const struct conn *c, struct cm_msg *m,
 		    enum cm_rej_reason reason, enum cm_msg_ref ref);

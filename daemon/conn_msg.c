@@ -36,11 +36,90 @@ void conn_send(struct conn *c, const struct cm_msg *msg, bool remember)
 {
 	int ret = eng_send_raw(c->eng, msg, &c->addr);
 
+	conn_learn(c, msg, true);
 	if (!remember)
 		return;
 	if (msg != &c->last)
 		c->last = *msg;
 	c->last_deferred = ret == ENG_SEND_DEFERRED;
+}
+
+/* The REQ's terms, from the side of the one that sent it (sent) or not. */
+static void conn_learn_req(struct conn_facts *f, const struct cm_req *q,
+			   bool sent)
+{
+	if (sent) {
+		f->local_psn = q->starting_psn;
+		f->responder_resources = q->responder_resources;
+		f->initiator_depth = q->initiator_depth;
+	} else {
+		f->remote_psn = q->starting_psn;
+		f->responder_resources = q->initiator_depth;
+		f->initiator_depth = q->responder_resources;
+	}
+	f->transport = q->transport_type;
+	f->flow_control = q->flow_control;
+	f->retry_count = q->retry_count;
+	f->rnr_retry_count = q->rnr_retry_count;
+	f->srq = q->srq;
+	f->max_cm_retries = q->max_cm_retries;
+	f->local_cm_response_timeout = q->local_cm_resp_timeout;
+	f->remote_cm_response_timeout = q->remote_cm_resp_timeout;
+}
+
+/* The REP's answer: what the passive side's QP does from now on. */
+static void conn_learn_rep(struct conn_facts *f, const struct cm_rep *r,
+			   bool sent)
+{
+	if (sent) {
+		f->local_psn = r->starting_psn;
+		f->responder_resources = r->responder_resources;
+		f->initiator_depth = r->initiator_depth;
+	} else {
+		f->remote_psn = r->starting_psn;
+		f->responder_resources = r->initiator_depth;
+		f->initiator_depth = r->responder_resources;
+	}
+	f->rnr_retry_count = r->rnr_retry_count;
+	f->target_ack_delay = r->target_ack_delay;
+	f->failover = r->failover_accepted;
+}
+
+void conn_learn(struct conn *c, const struct cm_msg *m, bool sent)
+{
+	struct conn_facts *f = &c->facts;
+
+	switch (m->type) {
+	case CM_MSG_REQ:
+		conn_learn_req(f, &m->req, sent);
+		if (!sent && c->lis && c->lis->conn)
+			f->listen_id = c->lis->conn->local_id;
+		break;
+	case CM_MSG_REP:
+		conn_learn_rep(f, &m->rep, sent);
+		break;
+	case CM_MSG_SIDR_REQ:
+		f->sidr = true;
+		if (!sent && c->lis && c->lis->conn)
+			f->listen_id = c->lis->conn->local_id;
+		break;
+	case CM_MSG_SIDR_REP:
+		f->sidr = true;
+		if (!sent) {
+			f->remote_qpn = m->sidr_rep.qpn;
+			f->qkey = m->sidr_rep.qkey;
+		}
+		break;
+	case CM_MSG_MRA:
+	case CM_MSG_REJ:
+	case CM_MSG_RTU:
+	case CM_MSG_DREQ:
+	case CM_MSG_DREP:
+	case CM_MSG_LAP:
+	case CM_MSG_APR:
+	case CM_MSG__COUNT:
+		break;
+	}
 }
 
 void conn_resend_last(struct conn *c)

@@ -245,9 +245,7 @@ void path_from_req(const struct xport *x, const struct eng_addr *from,
 	v->flow_label = req->primary_flow_label;
 	v->packet_rate = req->primary_packet_rate;
 	v->local_ack_timeout = req->primary_local_ack_timeout;
-	v->packet_life_time = req->primary_local_ack_timeout ?
-				      req->primary_local_ack_timeout - 1 :
-				      0;
+	v->packet_life_time = cm_req_packet_life_time(req);
 	memcpy(v->local_gid, req->primary_remote_gid, CM_GID_SIZE);
 	memcpy(v->remote_gid, req->primary_local_gid, CM_GID_SIZE);
 	path_port(x, from->port, req->pkey, v);
@@ -289,4 +287,21 @@ void path_from_addr(const struct xport *x, const struct eng_addr *from,
 		v->sgid_index = (uint8_t)g->index;
 		memcpy(v->local_gid, g->raw, CM_GID_SIZE);
 	}
+}
+
+/*
+ * The local ACK timeout exponent for a QP whose peer acks within
+ * 4.096 us * 2^ack_delay over a path of packet life time plt: the round
+ * trip (plt + 1) or the peer's delay, whichever dominates, plus one when
+ * the two are close (the kernel's cm_ack_timeout does the same).
+ */
+uint8_t path_ack_timeout(uint8_t ack_delay, uint8_t plt)
+{
+	int t = plt + 1;
+
+	if (t >= ack_delay)
+		t += ack_delay >= t - 1;
+	else
+		t = ack_delay + (t >= ack_delay - 1);
+	return (uint8_t)(t > 31 ? 31 : t);
 }

@@ -50,6 +50,13 @@ void path_from_req(const struct xport *x, const struct eng_addr *from,
 void path_from_addr(const struct xport *x, const struct eng_addr *from,
 		    uint16_t pkey, struct cmp_path *out);
 
+/*
+ * The local ACK timeout exponent for a QP whose peer acks within
+ * 4.096 us * 2^ack_delay (its REP's target ACK delay) over a path of
+ * packet life time plt.
+ */
+uint8_t path_ack_timeout(uint8_t ack_delay, uint8_t plt);
+
 /* enum cm_mtu of a byte count (256..4096), 0 for anything else. */
 uint8_t path_mtu_enum(unsigned int bytes);
 

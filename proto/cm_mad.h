@@ -344,6 +344,18 @@ enum cm_transport {
 	CM_TRANSPORT_EXTENDED = 3, /* see ext_transport_type */
 };
 
+/*
+ * The packet life time exponent a REQ's path implies: its local ACK
+ * timeout is 2 x PLT, one more in the exponent (the same estimate the
+ * kernel's CM makes).
+ */
+static inline uint8_t cm_req_packet_life_time(const struct cm_req *req)
+{
+	uint8_t ack = req->primary_local_ack_timeout;
+
+	return ack ? (uint8_t)(ack - 1) : 0;
+}
+
 /* IBTA 12.7.40: extended transport type when transport_type is 3. */
 enum cm_ext_transport {
 	CM_EXT_TRANSPORT_XRC = 1,

@@ -1644,6 +1644,115 @@ static int walk_count(void *arg, const struct eng_conn_info *info)
 	return 0;
 }
 
+/* eng_id_info: what the REQ and the REP negotiated, from each side. */
+static void test_id_info(void **state)
+{
+	struct eng_connect_param cp;
+	struct eng_id_info ia, ib;
+	struct eng_event ev;
+	struct cm_rep rep;
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 8);
+	memset(&cp, 0, sizeof(cp));
+	cp.dest = p.b.addr;
+	cp.dest.port = 1;
+	cp.packet_life_time = H_PLT;
+	cp.req.service_id = SID;
+	cp.req.local_qpn = 0x100;
+	cp.req.remote_cm_resp_timeout = H_RESP;
+	cp.req.local_cm_resp_timeout = H_RESP - 1;
+	cp.req.primary_local_ack_timeout = H_PLT + 1;
+	cp.req.max_cm_retries = H_RETRIES;
+	cp.req.transport_type = CM_TRANSPORT_UC;
+	cp.req.path_mtu = CM_MTU_1024;
+	cp.req.responder_resources = 4;
+	cp.req.initiator_depth = 2;
+	cp.req.flow_control = 1;
+	cp.req.retry_count = 7;
+	cp.req.rnr_retry_count = 6;
+	assert_int_equal(eng_create_id(p.a.eng, 9, 0x2222, &p.aid), 0);
+	assert_int_equal(eng_connect(p.a.eng, p.aid, &cp, h_now), 0);
+	assert_int_equal(eng_id_info(p.a.eng, p.aid, &ia), 0);
+	assert_int_equal(ia.state, ENG_STATE_REQ_SENT);
+	assert_true(ia.active);
+	assert_int_equal(ia.context, 0x2222);
+	assert_int_equal(ia.local_comm_id, p.aid);
+	assert_int_equal(ia.local_psn, cp.req.starting_psn);
+	assert_int_equal(ia.local_qpn, 0x100);
+	assert_int_equal(ia.responder_resources, 4);
+	assert_int_equal(ia.initiator_depth, 2);
+	assert_int_equal(ia.transport, CM_TRANSPORT_UC);
+	assert_int_equal(ia.max_cm_retries, H_RETRIES);
+	assert_int_equal(ia.local_cm_response_timeout, H_RESP - 1);
+	assert_int_equal(ia.remote_cm_response_timeout, H_RESP);
+	assert_int_equal(ia.remote_qpn, 0);
+
+	assert_int_equal(h_deliver(&p.a, &p.b), 1);
+	ev = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0);
+	p.bid = ev.id;
+	assert_int_equal(eng_id_info(p.b.eng, p.bid, &ib), 0);
+	assert_int_equal(ib.state, ENG_STATE_REQ_RCVD);
+	assert_false(ib.active);
+	assert_int_equal(ib.listen_id, p.lid);
+	assert_int_equal(ib.service_id, SID);
+	assert_int_equal(ib.remote_comm_id, p.aid);
+	assert_int_equal(ib.remote_qpn, 0x100);
+	assert_int_equal(ib.remote_psn, cp.req.starting_psn);
+	assert_int_equal(ib.remote_ca_guid, GUID_A);
+	/* Ours are the requester's swapped until we accept. */
+	assert_int_equal(ib.responder_resources, 2);
+	assert_int_equal(ib.initiator_depth, 4);
+	assert_int_equal(ib.flow_control, 1);
+	assert_int_equal(ib.retry_count, 7);
+	assert_int_equal(ib.rnr_retry_count, 6);
+	assert_int_equal(ib.transport, CM_TRANSPORT_UC);
+	assert_int_equal(ib.packet_life_time, H_PLT);
+
+	memset(&rep, 0, sizeof(rep));
+	rep.local_qpn = 0x200;
+	rep.responder_resources = 2;
+	rep.initiator_depth = 1;
+	rep.target_ack_delay = H_ACK_DELAY;
+	rep.failover_accepted = 1;
+	rep.rnr_retry_count = 5;
+	assert_int_equal(eng_accept(p.b.eng, p.bid, &rep, h_now), 0);
+	assert_int_equal(eng_id_info(p.b.eng, p.bid, &ib), 0);
+	assert_int_equal(ib.state, ENG_STATE_REP_SENT);
+	assert_int_equal(ib.local_qpn, 0x200);
+	assert_int_equal(ib.local_psn, rep.starting_psn);
+	assert_int_equal(ib.responder_resources, 2);
+	assert_int_equal(ib.initiator_depth, 1);
+	assert_int_equal(ib.rnr_retry_count, 5);
+	assert_int_equal(ib.target_ack_delay, H_ACK_DELAY);
+	assert_int_equal(ib.failover, 1);
+
+	assert_int_equal(h_deliver(&p.b, &p.a), 1);
+	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
+	assert_int_equal(eng_id_info(p.a.eng, p.aid, &ia), 0);
+	assert_int_equal(ia.state, ENG_STATE_REP_RCVD);
+	assert_int_equal(ia.remote_comm_id, p.bid);
+	assert_int_equal(ia.remote_qpn, 0x200);
+	assert_int_equal(ia.remote_psn, rep.starting_psn);
+	assert_int_equal(ia.remote_ca_guid, GUID_B);
+	assert_int_equal(ia.responder_resources, 1);
+	assert_int_equal(ia.initiator_depth, 2);
+	assert_int_equal(ia.rnr_retry_count, 5);
+	assert_int_equal(ia.target_ack_delay, H_ACK_DELAY);
+	assert_int_equal(ia.failover, 1);
+
+	assert_int_equal(eng_id_info(p.b.eng, p.lid, &ib), 0);
+	assert_int_equal(ib.state, ENG_STATE_LISTEN);
+	assert_int_equal(ib.service_id, SID);
+	assert_int_equal(ib.service_mask, UINT64_MAX);
+	assert_int_equal(ib.backlog, 8);
+	assert_int_equal(ib.credits_used, 0); /* the accept gave it back */
+	assert_int_equal(eng_id_info(p.b.eng, 0x7fffffff, &ib), -ENOENT);
+	pair_fini(&p);
+}
+
 static void test_introspection(void **state)
 {
 	struct pair p;
@@ -2992,6 +3101,7 @@ int main(void)
 		cmocka_unit_test(test_send_errors),
 		cmocka_unit_test(test_log_and_unexpected),
 		cmocka_unit_test(test_bad_templates),
+		cmocka_unit_test(test_id_info),
 		cmocka_unit_test(test_introspection),
 		cmocka_unit_test(test_callback_reentry),
 		cmocka_unit_test(test_scale),

@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Golden cases for the event translation (daemon/xlate.h) and the path
+ * arithmetic under it (daemon/path.h): fake ports, fixed engine events,
+ * and the exact client protocol event each must become, compared whole.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "path.h"
+#include "xlate.h"
+
+/* Port 1: IB, mlx5_0 port 1, LID 0x11. Port 2: RoCE, rxe0 port 1. */
+static struct xport_port ports[2];
+static struct xport fab = { .first_index = 1, .n_ports = 2, .ports = ports };
+
+static const uint8_t gid_ib[CM_GID_SIZE] = { 0xfe,
+					     0x80, [8] = 0x02, [15] = 0x11 };
+static const uint8_t gid_peer_ib[CM_GID_SIZE] = {
+	0xfe, 0x80, [8] = 0x02, [15] = 0x22
+};
+/* ::ffff:192.0.2.1 and the peer's ::ffff:192.0.2.2 */
+static const uint8_t gid_v4[CM_GID_SIZE] = { [10] = 0xff, [11] = 0xff, 192,
+					     0,		  2,	       1 };
+static const uint8_t gid_peer_v4[CM_GID_SIZE] = { [10] = 0xff, [11] = 0xff, 192,
+						  0,	       2,	    2 };
+
+static int setup_ports(void **state)
+{
+	struct xport_port *ib = &ports[0], *roce = &ports[1];
+
+	(void)state;
+	memset(ports, 0, sizeof(ports));
+	strcpy(ib->dev, "mlx5_0");
+	ib->port_num = 1;
+	ib->index = 1;
+	ib->up = true;
+	ib->lid = 0x11;
+	ib->state = XPORT_PORT_ACTIVE;
+	ib->active_mtu = 4096;
+	ib->link = XPORT_LINK_IB;
+	ib->pkey_tbl_len = 2;
+	ib->pkeys[0] = 0xffff;
+	ib->pkeys[1] = 0x8001;
+	ib->n_gids = 1;
+	memcpy(ib->gids[0].raw, gid_ib, CM_GID_SIZE);
+	strcpy(roce->dev, "rxe0");
+	roce->port_num = 1;
+	roce->index = 2;
+	roce->up = true;
+	roce->state = XPORT_PORT_ACTIVE;
+	roce->active_mtu = 1024;
+	roce->link = XPORT_LINK_ROCE;
+	roce->pkey_tbl_len = 1;
+	roce->pkeys[0] = 0xffff;
+	roce->n_gids = 2;
+	roce->gids[0].index = 0;
+	roce->gids[0].raw[0] = 0xfe;
+	roce->gids[0].raw[1] = 0x80;
+	roce->gids[1].index = 1;
+	roce->gids[1].type = XPORT_GID_ROCE_V2;
+	memcpy(roce->gids[1].raw, gid_v4, CM_GID_SIZE);
+	return 0;
+}
+
+static void fill(uint8_t *p, size_t n, uint8_t first)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(first + i);
+}
+
+/* An engine event of one id (7), context 0xc0ffee, as the engine makes it. */
+static struct eng_event event(enum eng_event_type type, enum eng_state st)
+{
+	struct eng_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.id = 7;
+	ev.owner = 3;
+	ev.context = 0xc0ffee;
+	ev.state = st;
+	ev.lap = ENG_LAP_IDLE;
+	return ev;
+}
+
+/* What every translated event of id 7 starts with. */
+static struct cmp_event want_of(enum cmp_event_type type, enum cmp_state st)
+{
+	struct cmp_event w;
+
+	memset(&w, 0, sizeof(w));
+	w.id = 7;
+	w.type = (uint16_t)type;
+	w.state = (uint8_t)st;
+	w.context = 0xc0ffee;
+	return w;
+}
+
+static void check(const struct eng_event *ev, const struct cmp_path *told,
+		  const struct cmp_event *want)
+{
+	struct cmp_event got;
+
+	memset(&got, 0xa5, sizeof(got)); /* nothing may be left unset */
+	xlate_event(&fab, told, ev, &got);
+	assert_int_equal(got.type, want->type);
+	assert_int_equal(got.state, want->state);
+	assert_int_equal(got.lap_state, want->lap_state);
+	assert_int_equal(got.status, want->status);
+	assert_memory_equal(&got, want, sizeof(got));
+}
+
+/* A REQ from LID 0x22 / the peer's GID: the terms a kernel CM sends. */
+static void req_msg(struct cm_msg *m)
+{
+	struct cm_req *q = &m->req;
+
+	memset(m, 0, sizeof(*m));
+	m->type = CM_MSG_REQ;
+	q->local_comm_id = 0x11223344;
+	q->service_id = 0x0000000001060000ULL | 4791;
+	q->local_ca_guid = 0x0002c90300a1b2c3ULL;
+	q->local_qpn = 0x000abc;
+	q->responder_resources = 4;
+	q->initiator_depth = 2;
+	q->remote_cm_resp_timeout = 20;
+	q->transport_type = CM_TRANSPORT_UC;
+	q->flow_control = 1;
+	q->starting_psn = 0x123456;
+	q->local_cm_resp_timeout = 18;
+	q->retry_count = 7;
+	q->pkey = 0x8001;
+	q->path_mtu = 5; /* 4096 */
+	q->rnr_retry_count = 6;
+	q->max_cm_retries = 15;
+	q->srq = 1;
+	q->primary_local_lid = 0x22;
+	q->primary_remote_lid = 0x11;
+	memcpy(q->primary_local_gid, gid_peer_ib, CM_GID_SIZE);
+	memcpy(q->primary_remote_gid, gid_ib, CM_GID_SIZE);
+	q->primary_flow_label = 0xabcde;
+	q->primary_packet_rate = 16;
+	q->primary_traffic_class = 0x20;
+	q->primary_hop_limit = 1;
+	q->primary_sl = 3;
+	q->primary_local_ack_timeout = 15; /* PLT 14 */
+	fill(q->private_data, sizeof(q->private_data), 0x40);
+}
+
+static void test_req_received_ib(void **state)
+{
+	struct eng_event ev = event(ENG_EV_REQ_RECEIVED, ENG_STATE_REQ_RCVD);
+	struct cmp_event w =
+		want_of(CMP_EVENT_REQ_RECEIVED, CMP_STATE_REQ_RCVD);
+	struct cmp_ev_req *b = &w.req_received;
+	struct cmp_path none;
+
+	(void)state;
+	memset(&none, 0, sizeof(none));
+	ev.listen_id = 5;
+	ev.addr.port = 1;
+	ev.addr.lid = 0x22;
+	ev.has_msg = true;
+	req_msg(&ev.msg);
+	b->listen_id = 5;
+	b->remote_comm_id = 0x11223344;
+	b->remote_qpn = 0x000abc;
+	b->start_psn = 0x123456;
+	b->service_id = 0x0000000001060000ULL | 4791;
+	b->remote_ca_guid = 0x0002c90300a1b2c3ULL;
+	b->qp_type = CMP_QP_TYPE_UC;
+	/* As the requester offered them; the id's own view is the engine's
+	 * (eng_id_info), swapped. */
+	b->responder_resources = 4;
+	b->initiator_depth = 2;
+	b->flow_control = 1;
+	b->retry_count = 7;
+	b->rnr_retry_count = 6;
+	b->srq = 1;
+	b->private_data_len = CM_REQ_PRIVATE_DATA_SIZE;
+	fill(b->private_data, CM_REQ_PRIVATE_DATA_SIZE, 0x40);
+	/* The path from this side: the REQ's local fields are our remote. */
+	b->path.flow_label = 0xabcde;
+	b->path.local_lid = 0x11; /* the port's */
+	b->path.remote_lid = 0x22;
+	b->path.pkey = 0x8001;
+	b->path.pkey_index = 1;
+	b->path.port_num = 1;
+	b->path.mtu = 5;
+	b->path.sl = 3;
+	b->path.traffic_class = 0x20;
+	b->path.hop_limit = 1;
+	b->path.packet_rate = 16;
+	b->path.local_ack_timeout = 15;
+	b->path.packet_life_time = 14;
+	memcpy(b->path.local_gid, gid_ib, CM_GID_SIZE);
+	memcpy(b->path.remote_gid, gid_peer_ib, CM_GID_SIZE);
+	strcpy(b->path.dev_name, "mlx5_0");
+	check(&ev, &none, &w);
+}
+
+static void test_req_received_roce(void **state)
+{
+	struct eng_event ev = event(ENG_EV_REQ_RECEIVED, ENG_STATE_REQ_RCVD);
+	struct cmp_event w =
+		want_of(CMP_EVENT_REQ_RECEIVED, CMP_STATE_REQ_RCVD);
+	struct cmp_ev_req *b = &w.req_received;
+	struct cm_req *q = &ev.msg.req;
+	struct cmp_path none;
+
+	(void)state;
+	memset(&none, 0, sizeof(none));
+	ev.listen_id = 5;
+	ev.addr.port = 2;
+	ev.addr.grh = true;
+	memcpy(ev.addr.gid, gid_peer_v4, CM_GID_SIZE);
+	ev.has_msg = true;
+	req_msg(&ev.msg);
+	q->transport_type = CM_TRANSPORT_RC;
+	q->pkey = 0xffff;
+	q->path_mtu = 3; /* 1024 */
+	memcpy(q->primary_local_gid, gid_peer_v4, CM_GID_SIZE);
+	memcpy(q->primary_remote_gid, gid_v4, CM_GID_SIZE);
+	q->primary_local_lid = 0xffff; /* RoCE: permissive LIDs */
+	q->primary_remote_lid = 0xffff;
+	q->primary_hop_limit = 64;
+	b->listen_id = 5;
+	b->remote_comm_id = 0x11223344;
+	b->remote_qpn = 0x000abc;
+	b->start_psn = 0x123456;
+	b->service_id = q->service_id;
+	b->remote_ca_guid = q->local_ca_guid;
+	b->qp_type = CMP_QP_TYPE_RC;
+	b->responder_resources = 4;
+	b->initiator_depth = 2;
+	b->flow_control = 1;
+	b->retry_count = 7;
+	b->rnr_retry_count = 6;
+	b->srq = 1;
+	b->private_data_len = CM_REQ_PRIVATE_DATA_SIZE;
+	fill(b->private_data, CM_REQ_PRIVATE_DATA_SIZE, 0x40);
+	/* RoCE: a GRH, no LIDs, the source GID's index in our table. */
+	b->path.flow_label = 0xabcde;
+	b->path.pkey = 0xffff;
+	b->path.port_num = 1;
+	b->path.mtu = 3;
+	b->path.sl = 3;
+	b->path.traffic_class = 0x20;
+	b->path.hop_limit = 64;
+	b->path.packet_rate = 16;
+	b->path.local_ack_timeout = 15;
+	b->path.packet_life_time = 14;
+	b->path.sgid_index = 1;
+	b->path.grh = 1;
+	memcpy(b->path.local_gid, gid_v4, CM_GID_SIZE);
+	memcpy(b->path.remote_gid, gid_peer_v4, CM_GID_SIZE);
+	strcpy(b->path.dev_name, "rxe0");
+	check(&ev, &none, &w);
+}
+
+/* The path CONNECT resolved, as the active id was told it. */
+static struct cmp_path told_ib(void)
+{
+	struct cmp_path p;
+
+	memset(&p, 0, sizeof(p));
+	p.local_lid = 0x11;
+	p.remote_lid = 0x22;
+	p.pkey = 0xffff;
+	p.port_num = 1;
+	p.mtu = 5;
+	p.sl = 3;
+	p.local_ack_timeout = 15;
+	p.packet_life_time = 14;
+	memcpy(p.local_gid, gid_ib, CM_GID_SIZE);
+	memcpy(p.remote_gid, gid_peer_ib, CM_GID_SIZE);
+	strcpy(p.dev_name, "mlx5_0");
+	return p;
+}
+
+static void test_rep_received(void **state)
+{
+	struct eng_event ev = event(ENG_EV_REP_RECEIVED, ENG_STATE_REP_RCVD);
+	struct cmp_event w =
+		want_of(CMP_EVENT_REP_RECEIVED, CMP_STATE_REP_RCVD);
+	struct cmp_ev_rep *b = &w.rep_received;
+	struct cm_rep *r = &ev.msg.rep;
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	ev.has_msg = true;
+	ev.msg.type = CM_MSG_REP;
+	r->local_comm_id = 0x55667788;
+	r->remote_comm_id = 7;
+	r->local_qpn = 0x00beef;
+	r->starting_psn = 0xabcdef;
+	r->responder_resources = 1;
+	r->initiator_depth = 3;
+	r->target_ack_delay = 16;
+	r->failover_accepted = 3; /* reserved: reported as rejected */
+	r->flow_control = 1;
+	r->rnr_retry_count = 7;
+	r->srq = 0;
+	r->local_ca_guid = 0x0002c90300d4e5f6ULL;
+	fill(r->private_data, sizeof(r->private_data), 0x80);
+	b->remote_qpn = 0x00beef;
+	b->start_psn = 0xabcdef;
+	b->remote_ca_guid = 0x0002c90300d4e5f6ULL;
+	b->responder_resources = 1;
+	b->initiator_depth = 3;
+	b->target_ack_delay = 16;
+	b->failover = CMP_FAILOVER_REJECTED;
+	b->flow_control = 1;
+	b->rnr_retry_count = 7;
+	b->private_data_len = CM_REP_PRIVATE_DATA_SIZE;
+	fill(b->private_data, CM_REP_PRIVATE_DATA_SIZE, 0x80);
+	/* The told path, its ACK timeout now covering the peer's 2^16 ACK
+	 * delay over a PLT of 14: 16 + (15 >= 15) = 17. */
+	b->path = told;
+	b->path.local_ack_timeout = 17;
+	check(&ev, &told, &w);
+}
+
+static void test_rej_received(void **state)
+{
+	struct eng_event ev = event(ENG_EV_REJ_RECEIVED, ENG_STATE_TIMEWAIT);
+	struct cmp_event w =
+		want_of(CMP_EVENT_REJ_RECEIVED, CMP_STATE_TIMEWAIT);
+	struct cm_rej *j = &ev.msg.rej;
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	ev.has_msg = true;
+	ev.msg.type = CM_MSG_REJ;
+	j->reason = CM_REJ_INVALID_SERVICE_ID;
+	j->ari_length = 3;
+	j->ari[0] = 1;
+	j->ari[1] = 2;
+	j->ari[2] = 3;
+	fill(j->private_data, sizeof(j->private_data), 0x10);
+	w.rej_received.reason = CM_REJ_INVALID_SERVICE_ID;
+	w.rej_received.ari_len = 3;
+	w.rej_received.ari[0] = 1;
+	w.rej_received.ari[1] = 2;
+	w.rej_received.ari[2] = 3;
+	w.rej_received.private_data_len = CM_REJ_PRIVATE_DATA_SIZE;
+	fill(w.rej_received.private_data, CM_REJ_PRIVATE_DATA_SIZE, 0x10);
+	check(&ev, &told, &w);
+}
+
+/* Our REQ unanswered: -ETIMEDOUT unless the engine said why. */
+static void test_connect_error(void **state)
+{
+	struct eng_event ev = event(ENG_EV_REQ_ERROR, ENG_STATE_IDLE);
+	struct cmp_event w = want_of(CMP_EVENT_CONNECT_ERROR, CMP_STATE_IDLE);
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	w.status = -ETIMEDOUT;
+	w.connect_error.msg = CMP_CM_MSG_REQ;
+	check(&ev, &told, &w);
+
+	ev = event(ENG_EV_REP_ERROR, ENG_STATE_TIMEWAIT);
+	ev.status = -ENETDOWN;
+	w = want_of(CMP_EVENT_CONNECT_ERROR, CMP_STATE_TIMEWAIT);
+	w.status = -ENETDOWN;
+	w.connect_error.msg = CMP_CM_MSG_REP;
+	check(&ev, &told, &w);
+
+	ev = event(ENG_EV_SIDR_REQ_ERROR, ENG_STATE_IDLE);
+	w = want_of(CMP_EVENT_CONNECT_ERROR, CMP_STATE_IDLE);
+	w.status = -ETIMEDOUT;
+	w.connect_error.msg = CMP_CM_MSG_SIDR_REQ;
+	check(&ev, &told, &w);
+}
+
+/* The DREQ's private data when there was a DREQ; none when the engine
+ * made the event itself (the peer's REQ or REP timed out in between). */
+static void test_dreq_drep(void **state)
+{
+	struct eng_event ev = event(ENG_EV_DREQ_RECEIVED, ENG_STATE_DREQ_RCVD);
+	struct cmp_event w =
+		want_of(CMP_EVENT_DREQ_RECEIVED, CMP_STATE_DREQ_RCVD);
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	check(&ev, &told, &w);
+	ev.has_msg = true;
+	ev.msg.type = CM_MSG_DREQ;
+	fill(ev.msg.dreq.private_data, CM_DREQ_PRIVATE_DATA_SIZE, 1);
+	w.dreq_received.private_data_len = CM_DREQ_PRIVATE_DATA_SIZE;
+	fill(w.dreq_received.private_data, CM_DREQ_PRIVATE_DATA_SIZE, 1);
+	check(&ev, &told, &w);
+
+	/* DREQs that crossed: the peer's DREQ ends ours; no DREP data. */
+	ev = event(ENG_EV_DREP_RECEIVED, ENG_STATE_TIMEWAIT);
+	ev.has_msg = true;
+	ev.msg.type = CM_MSG_DREQ;
+	w = want_of(CMP_EVENT_DREP_RECEIVED, CMP_STATE_TIMEWAIT);
+	check(&ev, &told, &w);
+	ev.msg.type = CM_MSG_DREP;
+	fill(ev.msg.drep.private_data, CM_DREP_PRIVATE_DATA_SIZE, 9);
+	w.drep_received.private_data_len = CM_DREP_PRIVATE_DATA_SIZE;
+	fill(w.drep_received.private_data, CM_DREP_PRIVATE_DATA_SIZE, 9);
+	check(&ev, &told, &w);
+}
+
+/* The alternate path from this side: the LAP's local fields are ours. */
+static void test_lap_received(void **state)
+{
+	struct eng_event ev = event(ENG_EV_LAP_RECEIVED, ENG_STATE_ESTABLISHED);
+	struct cmp_event w =
+		want_of(CMP_EVENT_LAP_RECEIVED, CMP_STATE_ESTABLISHED);
+	struct cm_lap *l = &ev.msg.lap;
+	struct cmp_path *p = &w.lap_received.alt_path;
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	ev.lap = ENG_LAP_RCVD;
+	w.lap_state = CMP_LAP_STATE_LAP_RCVD;
+	ev.has_msg = true;
+	ev.msg.type = CM_MSG_LAP;
+	l->alt_local_lid = 0x33;
+	l->alt_remote_lid = 0x44;
+	memcpy(l->alt_local_gid, gid_peer_ib, CM_GID_SIZE);
+	memcpy(l->alt_remote_gid, gid_ib, CM_GID_SIZE);
+	l->alt_flow_label = 0x12345;
+	l->alt_traffic_class = 7;
+	l->alt_hop_limit = 2;
+	l->alt_packet_rate = 3;
+	l->alt_sl = 4;
+	l->alt_local_ack_timeout = 18;
+	fill(l->private_data, sizeof(l->private_data), 0x60);
+	p->local_lid = 0x44;
+	p->remote_lid = 0x33;
+	memcpy(p->local_gid, gid_ib, CM_GID_SIZE);
+	memcpy(p->remote_gid, gid_peer_ib, CM_GID_SIZE);
+	p->flow_label = 0x12345;
+	p->traffic_class = 7;
+	p->hop_limit = 2;
+	p->packet_rate = 3;
+	p->sl = 4;
+	p->local_ack_timeout = 18;
+	w.lap_received.private_data_len = CM_LAP_PRIVATE_DATA_SIZE;
+	fill(w.lap_received.private_data, CM_LAP_PRIVATE_DATA_SIZE, 0x60);
+	check(&ev, &told, &w);
+}
+
+static void test_apr(void **state)
+{
+	struct eng_event ev = event(ENG_EV_APR_RECEIVED, ENG_STATE_ESTABLISHED);
+	struct cmp_event w =
+		want_of(CMP_EVENT_APR_RECEIVED, CMP_STATE_ESTABLISHED);
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	ev.has_msg = true;
+	ev.msg.type = CM_MSG_APR;
+	ev.msg.apr.status = 1;
+	ev.msg.apr.info_length = 2;
+	ev.msg.apr.info[0] = 0xaa;
+	ev.msg.apr.info[1] = 0xbb;
+	fill(ev.msg.apr.private_data, CM_APR_PRIVATE_DATA_SIZE, 0x30);
+	w.apr_received.ap_status = 1;
+	w.apr_received.info_len = 2;
+	w.apr_received.info[0] = 0xaa;
+	w.apr_received.info[1] = 0xbb;
+	w.apr_received.private_data_len = CM_APR_PRIVATE_DATA_SIZE;
+	fill(w.apr_received.private_data, CM_APR_PRIVATE_DATA_SIZE, 0x30);
+	check(&ev, &told, &w);
+
+	/* Our LAP unanswered: an APR event with -ETIMEDOUT and no body. */
+	ev = event(ENG_EV_LAP_ERROR, ENG_STATE_ESTABLISHED);
+	w = want_of(CMP_EVENT_APR_RECEIVED, CMP_STATE_ESTABLISHED);
+	w.status = -ETIMEDOUT;
+	check(&ev, &told, &w);
+}
+
+/* The port an established id lost is the one its path names. */
+static void test_port_error(void **state)
+{
+	struct eng_event ev = event(ENG_EV_PORT_ERROR, ENG_STATE_ESTABLISHED);
+	struct cmp_event w =
+		want_of(CMP_EVENT_PORT_ERROR, CMP_STATE_ESTABLISHED);
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	ev.status = -ENETDOWN;
+	w.status = -ENETDOWN;
+	w.port.port_num = 1;
+	strcpy(w.port.dev_name, "mlx5_0");
+	check(&ev, &told, &w);
+}
+
+static void test_sidr(void **state)
+{
+	struct eng_event ev =
+		event(ENG_EV_SIDR_REQ_RECEIVED, ENG_STATE_SIDR_REQ_RCVD);
+	struct cmp_event w =
+		want_of(CMP_EVENT_SIDR_REQ_RECEIVED, CMP_STATE_SIDR_REQ_RCVD);
+	struct cmp_ev_sidr_req *b = &w.sidr_req_received;
+	struct cmp_path none, told = told_ib();
+
+	(void)state;
+	memset(&none, 0, sizeof(none));
+	ev.listen_id = 5;
+	ev.addr.port = 2;
+	ev.addr.sl = 2;
+	ev.addr.grh = true;
+	memcpy(ev.addr.gid, gid_peer_v4, CM_GID_SIZE);
+	ev.has_msg = true;
+	ev.msg.type = CM_MSG_SIDR_REQ;
+	ev.msg.sidr_req.pkey = 0xffff;
+	ev.msg.sidr_req.service_id = 0x0000000001110000ULL | 7471;
+	fill(ev.msg.sidr_req.private_data, CM_SIDR_REQ_PRIVATE_DATA_SIZE, 3);
+	b->listen_id = 5;
+	b->service_id = 0x0000000001110000ULL | 7471;
+	b->private_data_len = CM_SIDR_REQ_PRIVATE_DATA_SIZE;
+	fill(b->private_data, CM_SIDR_REQ_PRIVATE_DATA_SIZE, 3);
+	/* From the address it came from: the port's MTU, a GRH on RoCE. */
+	b->path.pkey = 0xffff;
+	b->path.sl = 2;
+	b->path.port_num = 1;
+	b->path.mtu = 3;
+	b->path.grh = 1;
+	b->path.sgid_index = 1;
+	memcpy(b->path.local_gid, gid_v4, CM_GID_SIZE);
+	memcpy(b->path.remote_gid, gid_peer_v4, CM_GID_SIZE);
+	strcpy(b->path.dev_name, "rxe0");
+	check(&ev, &none, &w);
+
+	ev = event(ENG_EV_SIDR_REP_RECEIVED, ENG_STATE_IDLE);
+	ev.has_msg = true;
+	ev.msg.type = CM_MSG_SIDR_REP;
+	ev.msg.sidr_rep.qpn = 0x4321;
+	ev.msg.sidr_rep.qkey = 0x11111111;
+	ev.msg.sidr_rep.status = 0;
+	fill(ev.msg.sidr_rep.private_data, CM_SIDR_REP_PRIVATE_DATA_SIZE, 5);
+	w = want_of(CMP_EVENT_SIDR_REP_RECEIVED, CMP_STATE_IDLE);
+	w.sidr_rep_received.qpn = 0x4321;
+	w.sidr_rep_received.qkey = 0x11111111;
+	w.sidr_rep_received.private_data_len = CM_SIDR_REP_PRIVATE_DATA_SIZE;
+	fill(w.sidr_rep_received.private_data, CM_SIDR_REP_PRIVATE_DATA_SIZE,
+	     5);
+	w.sidr_rep_received.path = told;
+	check(&ev, &told, &w);
+}
+
+/* Events with nothing but their type, status and state. */
+static void test_plain(void **state)
+{
+	static const struct {
+		enum eng_event_type in;
+		enum cmp_event_type out;
+		int status;
+	} cases[] = {
+		{ ENG_EV_DREQ_ERROR, CMP_EVENT_DISCONNECT_TIMEOUT, -ETIMEDOUT },
+		{ ENG_EV_TIMEWAIT_EXIT, CMP_EVENT_TIMEWAIT_EXIT, 0 },
+		{ ENG_EV_RTU_RECEIVED, CMP_EVENT_ESTABLISHED, 0 },
+	};
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct eng_event ev = event(cases[i].in, ENG_STATE_IDLE);
+		struct cmp_event w = want_of(cases[i].out, CMP_STATE_IDLE);
+
+		ev.status = cases[i].status;
+		w.status = cases[i].status;
+		check(&ev, &told, &w);
+	}
+}
+
+/* Every engine event becomes a protocol event the library knows. */
+static void test_every_event(void **state)
+{
+	struct cmp_path told = told_ib();
+
+	(void)state;
+	for (int t = 0; t < ENG_EV__COUNT; t++) {
+		struct eng_event ev =
+			event((enum eng_event_type)t, ENG_STATE_ESTABLISHED);
+		struct cmp_event got;
+
+		xlate_event(&fab, &told, &ev, &got);
+		assert_true(got.type >= CMP_EVENT_REQ_RECEIVED &&
+			    got.type <= CMP_EVENT_MAX);
+		assert_int_equal(got.state, CMP_STATE_ESTABLISHED);
+	}
+}
+
+/* The kernel's cm_ack_timeout arithmetic, at its corners. */
+static void test_ack_timeout(void **state)
+{
+	static const uint8_t cases[][3] = {
+		/* ack_delay, plt, timeout */
+		{ 16, 14, 17 }, /* delay dominates, round trip close */
+		{ 0, 0, 2 }, /* round trip dominates, delay close */
+		{ 10, 20, 21 }, /* round trip dominates */
+		{ 20, 5, 20 }, /* delay dominates */
+		{ 15, 14, 16 }, /* equal: one more */
+		{ 31, 31, 31 }, /* capped at the field's 5 bits */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(path_ack_timeout(cases[i][0], cases[i][1]),
+				 cases[i][2]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ack_timeout),
+		cmocka_unit_test(test_req_received_ib),
+		cmocka_unit_test(test_req_received_roce),
+		cmocka_unit_test(test_rep_received),
+		cmocka_unit_test(test_rej_received),
+		cmocka_unit_test(test_connect_error),
+		cmocka_unit_test(test_dreq_drep),
+		cmocka_unit_test(test_lap_received),
+		cmocka_unit_test(test_apr),
+		cmocka_unit_test(test_port_error),
+		cmocka_unit_test(test_sidr),
+		cmocka_unit_test(test_plain),
+		cmocka_unit_test(test_every_event),
+	};
+
+	return cmocka_run_group_tests(tests, setup_ports, NULL);
+}
