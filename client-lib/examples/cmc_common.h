@@ -2,7 +2,9 @@
 /*
  * What cmc_server.c and cmc_client.c share: options, opening the RDMA
  * device, the buffer pattern both sides verify, and the private data the
- * server's REP carries (where the client may RDMA-write).
+ * server's REP carries (where the client may RDMA-write). cmc_ping.c and
+ * tools/cmbench take the destination parsing, the PSNs and the errors
+ * that end a channel from here too.
  */
 #ifndef CMC_EXAMPLES_COMMON_H
 #define CMC_EXAMPLES_COMMON_H
@@ -248,6 +250,17 @@ static inline int ex_port_sel(struct ibv_context *ctx, const struct ex_opts *o,
 	snprintf(sel->dev_name, sizeof(sel->dev_name), "%s",
 		 ibv_get_device_name(ctx->device));
 	return 0;
+}
+
+/*
+ * After these errors the channel to the daemon is dead (cmclient.h), or
+ * we are out of memory: every later call would most likely fail the same
+ * way, so stop instead of counting each remaining connection as failed.
+ */
+static inline bool ex_channel_dead(int err)
+{
+	return err == -ECONNRESET || err == -EPROTO || err == -ETIMEDOUT ||
+	       err == -ENOMEM;
 }
 
 /* A random 24-bit PSN, as IBTA recommends against stale packets. */
