@@ -253,6 +253,24 @@ static inline int ex_port_sel(struct ibv_context *ctx, const struct ex_opts *o,
 }
 
 /*
+ * A connection's resources, whichever exist (NULL: none), in the order
+ * they must go: the id first, so that the daemon sends no more for it;
+ * the QP before its CQ; the MR last.
+ */
+static inline void ex_conn_release(struct cmc_id *id, struct ibv_qp *qp,
+				   struct ibv_cq *cq, struct ibv_mr *mr)
+{
+	if (id)
+		cmc_destroy_id(id);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/*
  * After these errors the channel to the daemon is dead (cmclient.h), or
  * we are out of memory: every later call would most likely fail the same
  * way, so stop instead of counting each remaining connection as failed.
