@@ -64,23 +64,17 @@ done
 dir=$(mktemp -d /tmp/cmd-bench-XXXXXX) || exit 1
 pids=""
 
+# shellcheck source=tests/lib/procs.sh
+. "$src/tests/lib/procs.sh"
+# Daemons holding 100k connections take a while to go: 5 s; logs: 15
+# lines each; start-ups: 10 s.
+STOP_TRIES=25
+LOG_LINES=15
+WAIT_TRIES=100
+
 cleanup() {
-	for p in $pids; do
-		kill "$p" 2>/dev/null
-	done
-	alive=""
-	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-		alive=""
-		for p in $pids; do
-			kill -0 "$p" 2>/dev/null && alive="$alive $p"
-		done
-		[ -z "$alive" ] && break
-		sleep 0.25
-	done
-	for p in $alive; do
-		kill -9 "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
+	# shellcheck disable=SC2086 # a list of pids
+	stop_procs bench-sim.sh $pids
 	if [ -n "$KEEP" ]; then
 		mkdir -p "$KEEP" && cp "$dir"/*.log "$KEEP"/ 2>/dev/null
 		cp "$dir"/perf-*.data "$dir"/callgrind.* "$KEEP"/ 2>/dev/null
@@ -91,23 +85,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 die() {
-	echo "bench-sim.sh: $*" >&2
-	for f in "$dir"/*.log; do
-		[ -s "$f" ] || continue
-		echo "--- $f" >&2
-		tail -n 15 "$f" >&2
-	done
-	exit 1
+	fail_logs bench-sim.sh "$*"
 }
 
 wait_for() {
-	what=$1
-	shift
-	for _ in $(seq 100); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	die "$what did not come up"
+	wait_until bench-sim.sh "$@"
 }
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo |

@@ -72,10 +72,12 @@ sources() {
 	cm_mad) echo proto/cm_mad.c ;;
 	rdmacm) echo proto/rdmacm.c ;;
 	cmp) echo proto/cmp.c proto/cm_mad.c ;;
-	# The CM engine as daemon/meson.build's engine_sources, and proto.
+	# The CM engine as daemon/meson.build's engine_sources, proto, and
+	# the engine tests' fake fabric.
 	engine)
 		echo daemon/{conn,conn_msg,conn_table,counters,engine,evq}.c \
-			daemon/{listen,log,rx,timer}.c proto/*.c
+			daemon/{listen,log,rx,timer}.c proto/*.c \
+			tests/lib/fake_fabric.c
 		;;
 	*) echo proto/*.c ;;
 	esac

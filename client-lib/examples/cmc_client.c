@@ -44,14 +44,7 @@ struct conn {
 
 static void conn_free(struct conn *c)
 {
-	if (c->id)
-		cmc_destroy_id(c->id);
-	if (c->qp)
-		ibv_destroy_qp(c->qp);
-	if (c->cq)
-		ibv_destroy_cq(c->cq);
-	if (c->mr)
-		ibv_dereg_mr(c->mr);
+	ex_conn_release(c->id, c->qp, c->cq, c->mr);
 	free(c->buf);
 }
 

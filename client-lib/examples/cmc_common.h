@@ -2,7 +2,9 @@
 /*
  * What cmc_server.c and cmc_client.c share: options, opening the RDMA
  * device, the buffer pattern both sides verify, and the private data the
- * server's REP carries (where the client may RDMA-write).
+ * server's REP carries (where the client may RDMA-write). cmc_ping.c and
+ * tools/cmbench take the destination parsing, the PSNs and the errors
+ * that end a channel from here too.
  */
 #ifndef CMC_EXAMPLES_COMMON_H
 #define CMC_EXAMPLES_COMMON_H
@@ -248,6 +250,35 @@ static inline int ex_port_sel(struct ibv_context *ctx, const struct ex_opts *o,
 	snprintf(sel->dev_name, sizeof(sel->dev_name), "%s",
 		 ibv_get_device_name(ctx->device));
 	return 0;
+}
+
+/*
+ * A connection's resources, whichever exist (NULL: none), in the order
+ * they must go: the id first, so that the daemon sends no more for it;
+ * the QP before its CQ; the MR last.
+ */
+static inline void ex_conn_release(struct cmc_id *id, struct ibv_qp *qp,
+				   struct ibv_cq *cq, struct ibv_mr *mr)
+{
+	if (id)
+		cmc_destroy_id(id);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/*
+ * After these errors the channel to the daemon is dead (cmclient.h), or
+ * we are out of memory: every later call would most likely fail the same
+ * way, so stop instead of counting each remaining connection as failed.
+ */
+static inline bool ex_channel_dead(int err)
+{
+	return err == -ECONNRESET || err == -EPROTO || err == -ETIMEDOUT ||
+	       err == -ENOMEM;
 }
 
 /* A random 24-bit PSN, as IBTA recommends against stale packets. */

@@ -115,17 +115,6 @@ conn_error(unsigned long index, const char *fmt, ...)
 }
 
 /*
- * After these errors the channel to the daemon is dead (cmclient.h), or
- * we are out of memory: every later call would most likely fail the same
- * way, so stop instead of counting each remaining connection as failed.
- */
-static bool channel_dead(int err)
-{
-	return err == -ECONNRESET || err == -EPROTO || err == -ETIMEDOUT ||
-	       err == -ENOMEM;
-}
-
-/*
  * Made-up QP numbers. A real QPN is unique on its HCA while the QP lives,
  * and the CM relies on that: a REQ that reuses the (QPN, CA GUID) of a
  * connection still alive or in timewait is a stale connection and gets
@@ -597,7 +586,7 @@ static void cli_fill(struct client *cl, struct cli_conn *c)
 
 	while (!cl->fatal && !stop && !c->id && cl->started < cl->o->count) {
 		ret = cli_start(cl, c);
-		if (channel_dead(ret))
+		if (ex_channel_dead(ret))
 			cl->fatal = ret;
 		else if (ret)
 			cl->errors++;
@@ -629,7 +618,7 @@ static bool cli_on_rep(struct client *cl, struct cli_conn *c,
 	if (ret) {
 		conn_error(c->index, "RTU: %s", cmc_strerror(ret));
 		c->result = CLI_ERROR;
-		if (channel_dead(ret))
+		if (ex_channel_dead(ret))
 			cl->fatal = ret;
 		return true;
 	}
@@ -643,7 +632,7 @@ static bool cli_on_rep(struct client *cl, struct cli_conn *c,
 	if (ret) {
 		conn_error(c->index, "DREQ: %s", cmc_strerror(ret));
 		c->result = CLI_ERROR;
-		if (channel_dead(ret))
+		if (ex_channel_dead(ret))
 			cl->fatal = ret;
 		return true;
 	}
@@ -681,7 +670,7 @@ static bool cli_handle(struct client *cl, struct cli_conn *c,
 		if (ret) {
 			conn_error(c->index, "DREP: %s", cmc_strerror(ret));
 			c->result = CLI_ERROR;
-			if (channel_dead(ret))
+			if (ex_channel_dead(ret))
 				cl->fatal = ret;
 			return true;
 		}

@@ -41,6 +41,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "cmc_common.h"
 #include "cmclient.h"
 
 /* rping's defaults and wire format (rdma-core librdmacm/examples). */
@@ -138,14 +139,7 @@ static void pd_text(const uint8_t *p, size_t n, char *out, size_t len)
 
 static void conn_free(struct conn *c)
 {
-	if (c->id)
-		cmc_destroy_id(c->id);
-	if (c->qp)
-		ibv_destroy_qp(c->qp);
-	if (c->cq)
-		ibv_destroy_cq(c->cq);
-	if (c->mr)
-		ibv_dereg_mr(c->mr);
+	ex_conn_release(c->id, c->qp, c->cq, c->mr);
 	free(c->mem);
 	memset(c, 0, sizeof(*c));
 }

@@ -73,12 +73,7 @@ static void on_signal(int sig)
 static void conn_free(struct server *s, struct conn *c)
 {
 	s->conns[c->index] = NULL;
-	if (c->id)
-		cmc_destroy_id(c->id);
-	if (c->qp)
-		ibv_destroy_qp(c->qp);
-	if (c->mr)
-		ibv_dereg_mr(c->mr);
+	ex_conn_release(c->id, c->qp, NULL, c->mr);
 	free(c->buf);
 	free(c);
 }

@@ -46,21 +46,8 @@ esac
 : "${CMHUB:?CMHUB must name cmhub}" "${CMD:?CMD must name cmd}"
 COUNT=5
 
-if ! command -v tshark >/dev/null 2>&1 && [ "$(id -u 2>/dev/null)" = 0 ] &&
-	command -v apt-get >/dev/null 2>&1; then
-	echo "installing tshark" >&2
-	echo "wireshark-common wireshark-common/install-setuid boolean false" |
-		debconf-set-selections 2>/dev/null || true
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends tshark >&2 ||
-		{ apt-get update >&2 &&
-		  apt-get install -y --no-install-recommends tshark >&2; } ||
-		true
-fi
-if ! command -v tshark >/dev/null 2>&1; then
-	echo "SKIP: tshark is not installed and could not be installed"
-	exit 77
-fi
+# shellcheck source=tests/lib/tshark.sh
+. "$(dirname "$0")/../lib/tshark.sh"
 
 dir=$(mktemp -d /tmp/cmd-capture-XXXXXX) || exit 1
 pids=""
@@ -81,25 +68,11 @@ err() {
 	fail=1
 }
 die() {
-	echo "capture.sh: FAIL: $*" >&2
-	for f in "$dir"/*.log; do
-		[ -s "$f" ] || continue
-		echo "--- $f" >&2
-		tail -n 20 "$f" >&2
-	done
-	exit 1
+	fail_logs capture.sh "FAIL: $*"
 }
 
-# Wait until a command succeeds, for up to 30 s (a start-up on a loaded
-# machine; the cap only turns a hang into a failure).
 wait_for() {
-	what=$1
-	shift
-	for _ in $(seq 300); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	die "$what did not come up"
+	wait_until capture.sh "$@"
 }
 
 export WIRESHARK_CONFIG_DIR="$dir/wireshark"

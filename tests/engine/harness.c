@@ -36,17 +36,11 @@ static int h_send(void *ctx, const struct eng_addr *to,
 		  const struct cm_msg *msg)
 {
 	struct h_side *s = ctx;
+	struct ff_mad m = { .from = s->node.addr, .to = *to, .msg = *msg };
 
 	if (s->fail_send)
 		return s->fail_send;
-	if (s->nout == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 64;
-		s->out = realloc(s->out, s->cap * sizeof(*s->out));
-		assert_non_null(s->out);
-	}
-	s->out[s->nout].to = *to;
-	s->out[s->nout].msg = *msg;
-	s->nout++;
+	assert_int_equal(ff_queue_push(&s->out, &m), 0);
 	return s->defer_send ? ENG_SEND_DEFERRED : 0;
 }
 
@@ -66,11 +60,7 @@ static uint32_t h_random(void *ctx)
 {
 	struct h_side *s = ctx;
 
-	/* xorshift64*: deterministic per seed. */
-	s->rnd ^= s->rnd >> 12;
-	s->rnd ^= s->rnd << 25;
-	s->rnd ^= s->rnd >> 27;
-	return (uint32_t)((s->rnd * 0x2545f4914f6cdd1dULL) >> 32);
+	return ff_random(&s->node);
 }
 
 static bool h_owner_has_room(void *ctx, uint64_t owner)
@@ -92,15 +82,10 @@ void h_init_cfg(struct h_side *s, uint64_t guid, uint16_t lid, bool roce,
 		uint64_t seed, const struct eng_config *cfg)
 {
 	memset(s, 0, sizeof(*s));
-	s->guid = guid;
-	s->rnd = seed ? seed : 1;
 	s->qpn = 0x100 + lid * 0x1000;
-	s->addr.port = 1;
-	s->addr.lid = lid;
-	s->addr.qpn = 1;
-	s->eng = eng_new(&h_ops, s, cfg);
-	assert_non_null(s->eng);
-	assert_int_equal(eng_port_set(s->eng, 1, guid, roce), 0);
+	assert_int_equal(
+		ff_node_init(&s->node, &h_ops, s, cfg, guid, lid, roce, seed),
+		0);
 }
 
 void h_init(struct h_side *s, uint64_t guid, uint16_t lid, bool roce,
@@ -119,9 +104,9 @@ void h_fini(struct h_side *s)
 
 	for (i = 0; i < ENG_STATE__COUNT; i++)
 		for (j = 0; j < CONN_EV__COUNT; j++)
-			h_hits[i][j] += s->eng->hits[i][j];
-	eng_free(s->eng);
-	free(s->out);
+			h_hits[i][j] += s->node.eng->hits[i][j];
+	ff_node_fini(&s->node);
+	ff_queue_free(&s->out);
 	free(s->evs);
 	memset(s, 0, sizeof(*s));
 }
@@ -130,9 +115,10 @@ uint32_t h_listen(struct h_side *s, uint64_t sid, unsigned int backlog)
 {
 	uint32_t id;
 
-	assert_int_equal(eng_create_id(s->eng, 7, 0x1111, &id), 0);
+	assert_int_equal(eng_create_id(s->node.eng, 7, 0x1111, &id), 0);
 	assert_int_equal(
-		eng_listen(s->eng, id, sid, UINT64_MAX, backlog, h_now), 0);
+		eng_listen(s->node.eng, id, sid, UINT64_MAX, backlog, h_now),
+		0);
 	return id;
 }
 
@@ -143,7 +129,7 @@ uint32_t h_connect_qpn(struct h_side *s, struct h_side *peer, uint64_t sid,
 	uint32_t id;
 
 	memset(&p, 0, sizeof(p));
-	p.dest = peer->addr;
+	p.dest = peer->node.addr;
 	p.dest.port = 1;
 	p.packet_life_time = H_PLT;
 	p.req.service_id = sid;
@@ -154,10 +140,10 @@ uint32_t h_connect_qpn(struct h_side *s, struct h_side *peer, uint64_t sid,
 	p.req.max_cm_retries = H_RETRIES;
 	p.req.transport_type = CM_TRANSPORT_RC;
 	p.req.path_mtu = CM_MTU_1024;
-	assert_int_equal(eng_create_id(s->eng, 9, 0x2222, &id), 0);
-	assert_int_equal(eng_connect(s->eng, id, &p, h_now), 0);
+	assert_int_equal(eng_create_id(s->node.eng, 9, 0x2222, &id), 0);
+	assert_int_equal(eng_connect(s->node.eng, id, &p, h_now), 0);
 	assert_int_equal(p.req.local_comm_id, id);
-	assert_int_equal(p.req.local_ca_guid, s->guid);
+	assert_int_equal(p.req.local_ca_guid, s->node.guid);
 	assert_true(p.req.starting_psn != 0);
 	return id;
 }
@@ -175,26 +161,27 @@ int h_accept(struct h_side *s, uint32_t id)
 	rep.local_qpn = s->qpn++;
 	rep.target_ack_delay = H_ACK_DELAY;
 	rep.rnr_retry_count = 7;
-	return eng_accept(s->eng, id, &rep, h_now);
+	return eng_accept(s->node.eng, id, &rep, h_now);
 }
 
 void h_inject(struct h_side *from, struct h_side *to, const struct cm_msg *m)
 {
-	eng_recv(to->eng, &from->addr, m, h_now); /* addr.port is 1 */
+	/* addr.port is 1 */
+	eng_recv(to->node.eng, &from->node.addr, m, h_now);
 }
 
 size_t h_deliver(struct h_side *from, struct h_side *to)
 {
 	size_t n = 0;
 
-	while (from->next < from->nout) {
-		struct cm_msg m = from->out[from->next++].msg;
+	while (ff_queue_len(&from->out)) {
+		struct ff_mad m = ff_queue_pop(&from->out);
 
-		h_inject(from, to, &m);
+		ff_recv(&to->node, &m, h_now);
 		n++;
 	}
 	if (from->compact)
-		from->next = from->nout = 0;
+		ff_queue_forget(&from->out);
 	return n;
 }
 
@@ -206,24 +193,21 @@ void h_pump(struct h_side *a, struct h_side *b)
 
 size_t h_drop(struct h_side *s)
 {
-	size_t n = s->nout - s->next;
-
-	s->next = s->nout;
-	return n;
+	return ff_queue_drop(&s->out);
 }
 
 size_t h_pending(const struct h_side *s)
 {
-	return s->nout - s->next;
+	return ff_queue_len(&s->out);
 }
 
 struct cm_msg h_take(struct h_side *s, enum cm_msg_type type)
 {
-	assert_true(s->next < s->nout);
-	if (s->out[s->next].msg.type != type)
+	assert_true(ff_queue_len(&s->out) > 0);
+	if (ff_queue_at(&s->out, 0)->msg.type != type)
 		fail_msg("expected %s, sent %s", cm_msg_type_name(type),
-			 cm_msg_type_name(s->out[s->next].msg.type));
-	return s->out[s->next++].msg;
+			 cm_msg_type_name(ff_queue_at(&s->out, 0)->msg.type));
+	return ff_queue_pop(&s->out).msg;
 }
 
 struct eng_event h_ev_noack(struct h_side *s, enum eng_event_type type,
@@ -248,7 +232,7 @@ struct eng_event h_ev(struct h_side *s, enum eng_event_type type, uint32_t id)
 {
 	struct eng_event ev = h_ev_noack(s, type, id);
 
-	assert_int_equal(eng_ack(s->eng, ev.id, h_now), 0);
+	assert_int_equal(eng_ack(s->node.eng, ev.id, h_now), 0);
 	return ev;
 }
 
@@ -257,13 +241,24 @@ size_t h_events_left(const struct h_side *s)
 	return s->nev - s->evnext;
 }
 
+/* The fabric of 'a' and 'b' (which may be NULL), for the clock. */
+static struct ff h_fabric(struct h_side *a, struct h_side *b)
+{
+	struct ff f = { .n = 0 };
+
+	ff_add(&f, &a->node);
+	if (b)
+		ff_add(&f, &b->node);
+	return f;
+}
+
 void h_at(struct h_side *a, struct h_side *b, uint64_t at)
 {
+	struct ff f = h_fabric(a, b);
+
 	assert_true(at >= h_now);
 	h_now = at;
-	eng_run_timers(a->eng, h_now);
-	if (b)
-		eng_run_timers(b->eng, h_now);
+	ff_run_timers(&f, h_now);
 }
 
 void h_advance(struct h_side *a, struct h_side *b, uint64_t ns)
@@ -273,13 +268,13 @@ void h_advance(struct h_side *a, struct h_side *b, uint64_t ns)
 
 void h_settle(struct h_side *a, struct h_side *b)
 {
+	struct ff f = h_fabric(a, b);
+
 	for (;;) {
-		uint64_t da, db, d;
+		uint64_t d;
 
 		h_pump(a, b);
-		da = eng_next_deadline(a->eng);
-		db = eng_next_deadline(b->eng);
-		d = da < db ? da : db;
+		d = ff_next_deadline(&f);
 		if (d == ENG_NO_DEADLINE)
 			return;
 		h_at(a, b, d > h_now ? d : h_now);
@@ -290,6 +285,6 @@ enum eng_state h_state(struct h_side *s, uint32_t id)
 {
 	enum eng_state st = ENG_STATE__COUNT;
 
-	assert_int_equal(eng_id_state(s->eng, id, &st), 0);
+	assert_int_equal(eng_id_state(s->node.eng, id, &st), 0);
 	return st;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test harness for the CM engine: a fake transport that records every MAD
- * sent, a fake client that records every event, a seeded id/PSN generator
- * and a fake clock. Two sides can be pumped into each other by hand, so a
- * test decides exactly which MADs arrive, twice, late or never.
+ * Test harness for the CM engine on the shared fake fabric
+ * (tests/lib/fake_fabric.h): each side is a node whose queue records every
+ * MAD it sent, a fake client that records every event, a seeded id/PSN
+ * generator and a fake clock. Two sides can be pumped into each other by
+ * hand, so a test decides exactly which MADs arrive, twice, late or never.
  */
 #ifndef CMD_TEST_ENGINE_HARNESS_H
 #define CMD_TEST_ENGINE_HARNESS_H
@@ -12,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../lib/fake_fabric.h"
 #include "cm_engine.h"
 #include "conn.h"
 
@@ -22,20 +24,12 @@
 #define H_SVC 14 /* MRA service timeout the engine sends, ~67 ms */
 #define H_ACK_DELAY 8 /* REP target ACK delay */
 
-struct h_sent {
-	struct eng_addr to;
-	struct cm_msg msg;
-};
-
 struct h_side {
-	struct eng *eng;
-	uint64_t guid;
-	struct eng_addr addr; /* how the peer reaches this side */
-	struct h_sent *out;
-	size_t nout, cap, next; /* next: first not yet delivered/taken */
+	struct ff_node node; /* its engine, and how the peer reaches it */
+	/* Every MAD sent; out.next: first not yet delivered/taken. */
+	struct ff_queue out;
 	struct eng_event *evs;
 	size_t nev, evcap, evnext; /* evnext: first not yet checked */
-	uint64_t rnd;
 	uint32_t qpn; /* next local QPN */
 	bool compact; /* forget MADs and events once consumed (scale) */
 	int fail_send; /* if non-zero, ops.send returns it and records nothing */

@@ -58,20 +58,20 @@ static void one_connection(struct pair *p)
 	assert_int_equal(h_accept(&p->b, bid), 0);
 	h_deliver(&p->b, &p->a);
 	h_ev(&p->a, ENG_EV_REP_RECEIVED, aid);
-	assert_int_equal(eng_rtu(p->a.eng, aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p->a.node.eng, aid, NULL, h_now), 0);
 	h_deliver(&p->a, &p->b);
 	h_ev(&p->b, ENG_EV_RTU_RECEIVED, bid);
-	assert_int_equal(eng_disconnect(p->a.eng, aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p->a.node.eng, aid, NULL, 0, h_now), 0);
 	h_deliver(&p->a, &p->b);
 	h_ev(&p->b, ENG_EV_DREQ_RECEIVED, bid);
-	assert_int_equal(eng_disconnect(p->b.eng, bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p->b.node.eng, bid, NULL, 0, h_now), 0);
 	h_deliver(&p->b, &p->a);
 	h_ev(&p->a, ENG_EV_DREP_RECEIVED, aid);
 	h_settle(&p->a, &p->b);
 	h_ev(&p->a, ENG_EV_TIMEWAIT_EXIT, aid);
 	h_ev(&p->b, ENG_EV_TIMEWAIT_EXIT, bid);
-	assert_int_equal(eng_destroy(p->a.eng, aid, h_now), 0);
-	assert_int_equal(eng_destroy(p->b.eng, bid, h_now), 0);
+	assert_int_equal(eng_destroy(p->a.node.eng, aid, h_now), 0);
+	assert_int_equal(eng_destroy(p->b.node.eng, bid, h_now), 0);
 	assert_int_equal(h_events_left(&p->a) + h_events_left(&p->b), 0);
 }
 
@@ -93,8 +93,8 @@ static void test_connections_allocate_only_records(void **state)
 	for (int i = 0; i < K; i++)
 		one_connection(&p);
 	n = ac_end();
-	assert_int_equal(eng_record_count(p.a.eng), 0);
-	assert_int_equal(eng_record_count(p.b.eng), 1);
+	assert_int_equal(eng_record_count(p.a.node.eng), 0);
+	assert_int_equal(eng_record_count(p.b.node.eng), 1);
 	pair_fini(&p);
 	if (!ac_enabled())
 		skip();
@@ -116,11 +116,11 @@ static struct conn *established(struct pair *p, uint32_t *aidp)
 	assert_int_equal(h_accept(&p->b, bid), 0);
 	h_deliver(&p->b, &p->a);
 	h_ev(&p->a, ENG_EV_REP_RECEIVED, aid);
-	assert_int_equal(eng_rtu(p->a.eng, aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p->a.node.eng, aid, NULL, h_now), 0);
 	h_deliver(&p->a, &p->b);
 	h_ev(&p->b, ENG_EV_RTU_RECEIVED, bid);
 	*aidp = aid;
-	return ctab_local_find(&p->a.eng->by_local, aid);
+	return ctab_local_find(&p->a.node.eng->by_local, aid);
 }
 
 /*
@@ -145,10 +145,10 @@ static void test_reused_item_is_clean(void **state)
 	ev = h_ev(&p.a, ENG_EV_LAP_ERROR, aid);
 	assert_true(ev.has_msg);
 	assert_int_equal(ev.status, -ETIMEDOUT);
-	assert_int_equal(p.a.eng->evq_nspare, 1);
+	assert_int_equal(p.a.node.eng->evq_nspare, 1);
 
 	evq_push(c, ENG_EV_APR_RECEIVED, 0, NULL);
-	assert_int_equal(p.a.eng->evq_nspare, 0); /* it was reused */
+	assert_int_equal(p.a.node.eng->evq_nspare, 0); /* it was reused */
 	ev = h_ev(&p.a, ENG_EV_APR_RECEIVED, aid);
 	assert_false(ev.has_msg);
 	assert_int_equal(ev.status, 0);
@@ -183,7 +183,7 @@ static void test_spares_bounded_and_reused(void **state)
 	for (int i = 0; i < BURST; i++)
 		assert_int_equal(h_ev(&p.a, ENG_EV_LAP_ERROR, aid).status, i);
 	burst = ac_end();
-	assert_int_equal(p.a.eng->evq_nspare, EVQ_SPARE_MAX);
+	assert_int_equal(p.a.node.eng->evq_nspare, EVQ_SPARE_MAX);
 
 	ac_begin();
 	for (int i = 0; i < K; i++) {
@@ -194,7 +194,7 @@ static void test_spares_bounded_and_reused(void **state)
 				h_ev(&p.a, ENG_EV_APR_RECEIVED, aid).status, j);
 	}
 	steady = ac_end();
-	assert_int_equal(p.a.eng->evq_nspare, EVQ_SPARE_MAX);
+	assert_int_equal(p.a.node.eng->evq_nspare, EVQ_SPARE_MAX);
 	pair_fini(&p);
 	if (!ac_enabled())
 		skip();

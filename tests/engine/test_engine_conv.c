@@ -68,7 +68,7 @@ static void pair_rep(struct pair *p)
 static void pair_established(struct pair *p)
 {
 	pair_rep(p);
-	assert_int_equal(eng_rtu(p->a.eng, p->aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p->a.node.eng, p->aid, NULL, h_now), 0);
 	assert_int_equal(h_deliver(&p->a, &p->b), 1);
 	h_ev(&p->b, ENG_EV_RTU_RECEIVED, p->bid);
 	assert_int_equal(h_state(&p->a, p->aid), ENG_STATE_ESTABLISHED);
@@ -107,8 +107,8 @@ static void test_happy_path(void **state)
 	assert_true(ev.has_msg);
 	assert_int_equal(ev.msg.req.local_comm_id, p.aid);
 	assert_int_equal(ev.addr.lid, 1);
-	assert_int_equal(eng_set_context(p.b.eng, p.bid, 0xbbbb), 0);
-	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_set_context(p.b.node.eng, p.bid, 0xbbbb), 0);
+	assert_int_equal(eng_ack(p.b.node.eng, p.bid, h_now), 0);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_REQ_RCVD);
 
 	assert_int_equal(h_accept(&p.b, p.bid), 0);
@@ -121,7 +121,7 @@ static void test_happy_path(void **state)
 	assert_int_equal(ev.msg.rep.local_ca_guid, GUID_B);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REP_RCVD);
 
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_ESTABLISHED);
 	assert_int_equal(h_deliver(&p.a, &p.b), 1);
 	ev = h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
@@ -129,16 +129,18 @@ static void test_happy_path(void **state)
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
 
 	/* Nothing is armed while established. */
-	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
-	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.a.node.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.b.node.eng) == ENG_NO_DEADLINE);
 
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_DREQ_SENT);
 	assert_int_equal(h_deliver(&p.a, &p.b), 1);
 	ev = h_ev(&p.b, ENG_EV_DREQ_RECEIVED, p.bid);
 	assert_int_equal(ev.context, 0xbbbb);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_DREQ_RCVD);
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
 	assert_int_equal(h_deliver(&p.b, &p.a), 1);
 	h_ev(&p.a, ENG_EV_DREP_RECEIVED, p.aid);
@@ -146,8 +148,8 @@ static void test_happy_path(void **state)
 
 	/* IBTA 12.9.4: timewait is 2 x PLT + the ACK delay, exactly. */
 	tw = h_now + 2 * h_ns(H_PLT) + h_ns(H_ACK_DELAY);
-	assert_true(eng_next_deadline(p.a.eng) == tw);
-	assert_true(eng_next_deadline(p.b.eng) == tw);
+	assert_true(eng_next_deadline(p.a.node.eng) == tw);
+	assert_true(eng_next_deadline(p.b.node.eng) == tw);
 	h_at(&p.a, &p.b, tw - 1);
 	assert_int_equal(h_events_left(&p.a) + h_events_left(&p.b), 0);
 	h_at(&p.a, &p.b, tw);
@@ -155,14 +157,14 @@ static void test_happy_path(void **state)
 	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_IDLE);
 
-	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
-	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_destroy(p.a.node.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_destroy(p.b.node.eng, p.bid, h_now), 0);
 	assert_int_equal(h_pending(&p.a) + h_pending(&p.b), 0);
-	assert_int_equal(eng_record_count(p.a.eng), 0);
-	assert_int_equal(eng_record_count(p.b.eng), 1); /* the listener */
+	assert_int_equal(eng_record_count(p.a.node.eng), 0);
+	assert_int_equal(eng_record_count(p.b.node.eng), 1); /* the listener */
 
-	ca = eng_counters(p.a.eng);
-	cb = eng_counters(p.b.eng);
+	ca = eng_counters(p.a.node.eng);
+	cb = eng_counters(p.b.node.eng);
 	assert_int_equal(ca->sent[CM_MSG_REQ], 1);
 	assert_int_equal(ca->sent[CM_MSG_RTU], 1);
 	assert_int_equal(ca->sent[CM_MSG_DREQ], 1);
@@ -187,7 +189,7 @@ static void test_lost_req(void **state)
 	p.aid = h_connect(&p.a, &p.b, SID);
 	assert_int_equal(h_drop(&p.a), 1);
 	at = h_now + rtx();
-	assert_true(eng_next_deadline(p.a.eng) == at);
+	assert_true(eng_next_deadline(p.a.node.eng) == at);
 	for (i = 1; i <= H_RETRIES; i++) {
 		h_at(&p.a, NULL, at - 1);
 		assert_int_equal(h_pending(&p.a), 0);
@@ -195,7 +197,8 @@ static void test_lost_req(void **state)
 		m = h_take(&p.a, CM_MSG_REQ);
 		assert_int_equal(m.req.local_comm_id, p.aid);
 		assert_int_equal(
-			eng_counters(p.a.eng)->retransmitted[CM_MSG_REQ], i);
+			eng_counters(p.a.node.eng)->retransmitted[CM_MSG_REQ],
+			i);
 		at += rtx();
 	}
 	assert_int_equal(h_events_left(&p.a), 0);
@@ -211,11 +214,11 @@ static void test_lost_req(void **state)
 	ev = h_ev(&p.a, ENG_EV_REQ_ERROR, p.aid);
 	assert_int_equal(ev.status, -ETIMEDOUT);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_IDLE);
-	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
-	assert_int_equal(eng_counters(p.a.eng)->timeouts, 1);
-	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	assert_true(eng_next_deadline(p.a.node.eng) == ENG_NO_DEADLINE);
+	assert_int_equal(eng_counters(p.a.node.eng)->timeouts, 1);
+	assert_int_equal(eng_destroy(p.a.node.eng, p.aid, h_now), 0);
 	assert_int_equal(h_pending(&p.a), 0);
-	assert_int_equal(eng_record_count(p.a.eng), 0);
+	assert_int_equal(eng_record_count(p.a.node.eng), 0);
 	pair_fini(&p);
 }
 
@@ -234,12 +237,12 @@ static void test_lost_rep_once(void **state)
 	assert_int_equal(h_pending(&p.b), 1);
 	h_deliver(&p.a, &p.b); /* dup REQ in REP_SENT: REP again */
 	assert_int_equal(h_pending(&p.b), 2);
-	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_REQ], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->duplicates[CM_MSG_REQ], 1);
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
-	assert_int_equal(eng_counters(p.a.eng)->duplicates[CM_MSG_REP], 1);
+	assert_int_equal(eng_counters(p.a.node.eng)->duplicates[CM_MSG_REP], 1);
 	assert_int_equal(h_events_left(&p.a), 0);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_pump(&p.a, &p.b);
 	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
 	pair_fini(&p);
@@ -272,7 +275,7 @@ static void test_lost_rep_always(void **state)
 	assert_int_equal(m.rej.reason, CM_REJ_TIMEOUT);
 	assert_int_equal(m.rej.remote_comm_id, p.aid);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
-	assert_int_equal(eng_counters(p.b.eng)->retransmitted[CM_MSG_REP],
+	assert_int_equal(eng_counters(p.b.node.eng)->retransmitted[CM_MSG_REP],
 			 H_RETRIES);
 	pair_fini(&p);
 }
@@ -284,13 +287,13 @@ static void test_lost_rtu(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_rep(&p);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_take(&p.a, CM_MSG_RTU);
 	h_advance(&p.a, &p.b, rtx());
 	h_take(&p.b, CM_MSG_REP);
-	h_inject(&p.b, &p.a, &p.b.out[p.b.next - 1].msg);
+	h_inject(&p.b, &p.a, &p.b.out.m[p.b.out.next - 1].msg);
 	/* IBTA 12.9.7: a duplicate REP in ESTABLISHED resends the RTU. */
-	assert_int_equal(eng_counters(p.a.eng)->duplicates[CM_MSG_REP], 1);
+	assert_int_equal(eng_counters(p.a.node.eng)->duplicates[CM_MSG_REP], 1);
 	assert_int_equal(h_deliver(&p.a, &p.b), 1);
 	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
 	assert_int_equal(h_events_left(&p.a), 0);
@@ -307,7 +310,8 @@ static void test_lost_dreq(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_established(&p);
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
 	h_take(&p.a, CM_MSG_DREQ);
 	for (i = 0; i < H_RETRIES; i++) {
 		h_advance(&p.a, &p.b, rtx());
@@ -330,14 +334,17 @@ static void test_lost_drep(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_established(&p);
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
 	h_deliver(&p.a, &p.b);
 	h_ev(&p.b, ENG_EV_DREQ_RECEIVED, p.bid);
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	h_take(&p.b, CM_MSG_DREP);
 	/* IBTA 12.9.7: DREQ in timewait: the DREP again. */
-	h_inject(&p.a, &p.b, &p.a.out[p.a.next - 1].msg);
-	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_DREQ], 1);
+	h_inject(&p.a, &p.b, &p.a.out.m[p.a.out.next - 1].msg);
+	assert_int_equal(eng_counters(p.b.node.eng)->duplicates[CM_MSG_DREQ],
+			 1);
 	h_take(&p.b, CM_MSG_DREP);
 	/*
 	 * Timewait (2 x PLT + ACK delay) is shorter than the DREQ's
@@ -351,8 +358,8 @@ static void test_lost_drep(void **state)
 	h_ev(&p.a, ENG_EV_DREP_RECEIVED, p.aid);
 	assert_int_equal(h_events_left(&p.b), 0);
 	/* Destroyed and freed, b still answers: stateless DREP. */
-	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
-	h_inject(&p.a, &p.b, &p.a.out[p.a.next - 1].msg);
+	assert_int_equal(eng_destroy(p.b.node.eng, p.bid, h_now), 0);
+	h_inject(&p.a, &p.b, &p.a.out.m[p.a.out.next - 1].msg);
 	h_take(&p.b, CM_MSG_DREP);
 	pair_fini(&p);
 }
@@ -367,12 +374,12 @@ static void test_mra_passive_slow(void **state)
 	pair_init(&p, false);
 	p.lid = h_listen(&p.b, SID, 8);
 	p.aid = h_connect(&p.a, &p.b, SID);
-	req = p.a.out[p.a.next].msg;
+	req = p.a.out.m[p.a.out.next].msg;
 	h_deliver(&p.a, &p.b);
 	p.bid = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
 	/* The app is slow: MRA before half the peer's wait is gone. */
 	due = h_now + h_ns(H_RESP) / 2;
-	assert_true(eng_next_deadline(p.b.eng) == due);
+	assert_true(eng_next_deadline(p.b.node.eng) == due);
 	h_at(&p.a, &p.b, due);
 	m = h_take(&p.b, CM_MSG_MRA);
 	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_REQ);
@@ -383,7 +390,7 @@ static void test_mra_passive_slow(void **state)
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_MRA_REQ_RCVD);
 	/* IBTA 12.6.6: the wait becomes service timeout + 2 x PLT. */
 	ext = h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT);
-	assert_true(eng_next_deadline(p.a.eng) == ext);
+	assert_true(eng_next_deadline(p.a.node.eng) == ext);
 	h_at(&p.a, &p.b, h_now + rtx());
 	assert_int_equal(h_pending(&p.a), 0);
 	/* A duplicate REQ in MRA_REQ_SENT gets the MRA again. */
@@ -392,10 +399,11 @@ static void test_mra_passive_slow(void **state)
 	assert_int_equal(h_accept(&p.b, p.bid), 0);
 	h_pump(&p.a, &p.b);
 	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_pump(&p.a, &p.b);
 	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
-	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_REQ], 0);
+	assert_int_equal(eng_counters(p.a.node.eng)->retransmitted[CM_MSG_REQ],
+			 0);
 	pair_fini(&p);
 }
 
@@ -409,20 +417,21 @@ static void test_mra_active_slow(void **state)
 	pair_init(&p, false);
 	pair_rep(&p);
 	due = h_now + h_ns(H_RESP) / 2;
-	assert_true(eng_next_deadline(p.a.eng) == due);
+	assert_true(eng_next_deadline(p.a.node.eng) == due);
 	h_at(&p.a, &p.b, due);
 	m = h_take(&p.a, CM_MSG_MRA);
 	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_REP);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_MRA_REP_SENT);
 	h_inject(&p.a, &p.b, &m);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_MRA_REP_RCVD);
-	assert_true(eng_next_deadline(p.b.eng) ==
+	assert_true(eng_next_deadline(p.b.node.eng) ==
 		    h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT));
 	/* The app answers; the rest is the usual. */
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_pump(&p.a, &p.b);
 	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
-	assert_int_equal(eng_counters(p.b.eng)->retransmitted[CM_MSG_REP], 0);
+	assert_int_equal(eng_counters(p.b.node.eng)->retransmitted[CM_MSG_REP],
+			 0);
 	pair_fini(&p);
 }
 
@@ -434,20 +443,21 @@ static void test_mra_api(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_req(&p);
-	assert_int_equal(
-		eng_mra(p.b.eng, p.bid, 20, (const uint8_t *)"wait", 4, h_now),
-		0);
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, 20,
+				 (const uint8_t *)"wait", 4, h_now),
+			 0);
 	m = h_take(&p.b, CM_MSG_MRA);
 	assert_int_equal(m.mra.service_timeout, 20);
 	/* The client's private data goes on the wire, zero after it. */
 	assert_memory_equal(m.mra.private_data, "wait", 4);
 	assert_int_equal(m.mra.private_data[4], 0);
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 32, NULL, 0, h_now), -EINVAL);
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, m.mra.private_data,
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, 32, NULL, 0, h_now),
+			 -EINVAL);
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, 20, m.mra.private_data,
 				 CM_MRA_PRIVATE_DATA_SIZE + 1, h_now),
 			 -EINVAL);
 	h_inject(&p.b, &p.a, &m);
-	assert_true(eng_next_deadline(p.a.eng) ==
+	assert_true(eng_next_deadline(p.a.node.eng) ==
 		    h_now + h_ns(20) + 2 * h_ns(H_PLT));
 	pair_fini(&p);
 }
@@ -470,10 +480,10 @@ static void test_dup_req_each_state(void **state)
 	h_inject(&p.a, &p.b, &req);
 	assert_int_equal(h_pending(&p.b), 0);
 	assert_int_equal(h_events_left(&p.b), 0);
-	assert_int_equal(eng_record_count(p.b.eng), 2);
+	assert_int_equal(eng_record_count(p.b.node.eng), 2);
 
 	/* MRA_REQ_SENT: the MRA again. */
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 16, NULL, 0, h_now), 0);
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, 16, NULL, 0, h_now), 0);
 	h_take(&p.b, CM_MSG_MRA);
 	h_inject(&p.a, &p.b, &req);
 	m = h_take(&p.b, CM_MSG_MRA);
@@ -492,24 +502,26 @@ static void test_dup_req_each_state(void **state)
 	/* ESTABLISHED: ignored. */
 	h_inject(&p.b, &p.a, &m);
 	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_deliver(&p.a, &p.b);
 	h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
 	h_inject(&p.a, &p.b, &req);
 	assert_int_equal(h_pending(&p.b), 0);
 
 	/* TIMEWAIT: REJ stale connection (IBTA 12.9.8.3.1). */
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
 	h_deliver(&p.a, &p.b);
 	h_ev(&p.b, ENG_EV_DREQ_RECEIVED, p.bid);
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	h_take(&p.b, CM_MSG_DREP);
 	h_inject(&p.a, &p.b, &req);
 	m = h_take(&p.b, CM_MSG_REJ);
 	assert_int_equal(m.rej.reason, CM_REJ_STALE_CONN);
 	assert_int_equal(m.rej.remote_comm_id, p.aid);
 
-	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_REQ], 5);
+	assert_int_equal(eng_counters(p.b.node.eng)->duplicates[CM_MSG_REQ], 5);
 	assert_int_equal(h_events_left(&p.b), 0);
 	pair_fini(&p);
 }
@@ -538,10 +550,10 @@ static void test_stale_req(void **state)
 	assert_int_equal(m.dreq.remote_comm_id, p.aid);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_DREQ_SENT);
 	assert_int_equal(h_events_left(&p.b), 0);
-	assert_int_equal(eng_counters(p.b.eng)->stale_rejected, 1);
-	assert_int_equal(eng_record_count(p.b.eng), 2); /* no new record */
+	assert_int_equal(eng_counters(p.b.node.eng)->stale_rejected, 1);
+	assert_int_equal(eng_record_count(p.b.node.eng), 2); /* no new record */
 
-	h_inject(&p.b, &a2, &p.b.out[p.b.next - 2].msg);
+	h_inject(&p.b, &a2, &p.b.out.m[p.b.out.next - 2].msg);
 	ev = h_ev(&a2, ENG_EV_REJ_RECEIVED, id2);
 	assert_int_equal(ev.msg.rej.reason, CM_REJ_STALE_CONN);
 	assert_int_equal(h_state(&a2, id2), ENG_STATE_TIMEWAIT);
@@ -569,7 +581,7 @@ static void test_stale_rep(void **state)
 	bid2 = h_ev(&b2, ENG_EV_REQ_RECEIVED, 0).id;
 	memset(&rep, 0, sizeof(rep));
 	rep.local_qpn = p.b.qpn - 1;
-	assert_int_equal(eng_accept(b2.eng, bid2, &rep, h_now), 0);
+	assert_int_equal(eng_accept(b2.node.eng, bid2, &rep, h_now), 0);
 	h_deliver(&b2, &p.a);
 	m = h_take(&p.a, CM_MSG_REJ);
 	assert_int_equal(m.rej.reason, CM_REJ_STALE_CONN);
@@ -590,8 +602,10 @@ static void test_dreq_collision(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_established(&p);
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	h_deliver(&p.a, &p.b);
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_DREP_RECEIVED, p.aid);
@@ -599,8 +613,10 @@ static void test_dreq_collision(void **state)
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
 	h_pump(&p.a, &p.b); /* the DREPs arrive in timewait */
-	assert_int_equal(eng_counters(p.a.eng)->duplicates[CM_MSG_DREP], 1);
-	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_DREP], 1);
+	assert_int_equal(eng_counters(p.a.node.eng)->duplicates[CM_MSG_DREP],
+			 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->duplicates[CM_MSG_DREP],
+			 1);
 	h_settle(&p.a, &p.b);
 	h_ev(&p.a, ENG_EV_TIMEWAIT_EXIT, p.aid);
 	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
@@ -622,24 +638,30 @@ static void test_disconnect_again(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_established(&p);
-	unexpected = eng_counters(p.a.eng)->unexpected_api;
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	unexpected = eng_counters(p.a.node.eng)->unexpected_api;
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
 	assert_int_equal(h_pending(&p.a), 1);
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_DREQ_SENT);
 	assert_int_equal(h_pending(&p.a), 1); /* the one DREQ */
 	h_deliver(&p.a, &p.b);
 	h_ev(&p.b, ENG_EV_DREQ_RECEIVED, p.bid);
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
 	/* B's program calls it again (its DREQ_RECEIVED crossed a call). */
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	assert_int_equal(h_pending(&p.b), 1); /* the one DREP */
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_DREP_RECEIVED, p.aid);
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
 	assert_int_equal(h_pending(&p.a), 0);
-	assert_int_equal(eng_counters(p.a.eng)->unexpected_api, unexpected);
+	assert_int_equal(eng_counters(p.a.node.eng)->unexpected_api,
+			 unexpected);
 	h_settle(&p.a, &p.b);
 	h_ev(&p.a, ENG_EV_TIMEWAIT_EXIT, p.aid);
 	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
@@ -671,9 +693,9 @@ static void test_event_states(void **state)
 	ev = h_ev_noack(&p.a, ENG_EV_REP_RECEIVED, p.aid);
 	assert_int_equal(ev.state, ENG_STATE_REP_RCVD);
 	/* B gives up on its REP: REJ, and A is in REP_RCVD. */
-	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_destroy(p.b.node.eng, p.bid, h_now), 0);
 	h_deliver(&p.b, &p.a);
-	assert_int_equal(eng_ack(p.a.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_ack(p.a.node.eng, p.aid, h_now), 0);
 	ev = h_ev(&p.a, ENG_EV_REJ_RECEIVED, p.aid);
 	assert_int_equal(ev.state, ENG_STATE_TIMEWAIT);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
@@ -697,20 +719,20 @@ static void test_rej_racing_req(void **state)
 	h_deliver(&p.a, &p.b);
 	ev = h_ev_noack(&p.b, ENG_EV_REQ_RECEIVED, 0);
 	p.bid = ev.id;
-	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_destroy(p.a.node.eng, p.aid, h_now), 0);
 	h_deliver(&p.a, &p.b); /* REJ timeout, found by the ARI's GUID */
 	assert_int_equal(h_events_left(&p.b), 0);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_IDLE);
 	assert_int_equal(h_accept(&p.b, p.bid), -EINVAL);
-	assert_int_equal(eng_set_context(p.b.eng, p.bid, 0x5a5a), 0);
-	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_set_context(p.b.node.eng, p.bid, 0x5a5a), 0);
+	assert_int_equal(eng_ack(p.b.node.eng, p.bid, h_now), 0);
 	ev = h_ev(&p.b, ENG_EV_REJ_RECEIVED, p.bid);
 	assert_int_equal(ev.msg.rej.reason, CM_REJ_TIMEOUT);
 	assert_int_equal(ev.context, 0x5a5a);
-	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), -EINVAL);
-	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
-	assert_int_equal(eng_record_count(p.b.eng), 1);
-	assert_int_equal(eng_record_count(p.a.eng), 0);
+	assert_int_equal(eng_ack(p.b.node.eng, p.bid, h_now), -EINVAL);
+	assert_int_equal(eng_destroy(p.b.node.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_record_count(p.b.node.eng), 1);
+	assert_int_equal(eng_record_count(p.a.node.eng), 0);
 	pair_fini(&p);
 }
 
@@ -727,13 +749,14 @@ static void reach(struct pair *p, enum eng_state st)
 	struct eng_sidr_param sp;
 
 	memset(&sp, 0, sizeof(sp));
-	sp.dest = p->b.addr;
+	sp.dest = p->b.node.addr;
 	sp.service_id = SID;
 	sp.timeout = H_RESP;
 	sp.max_retries = H_RETRIES;
 	switch (st) {
 	case ENG_STATE_IDLE:
-		assert_int_equal(eng_create_id(p->a.eng, 9, 0, &p->aid), 0);
+		assert_int_equal(eng_create_id(p->a.node.eng, 9, 0, &p->aid),
+				 0);
 		break;
 	case ENG_STATE_LISTEN:
 		p->lid = h_listen(&p->b, SID, 8);
@@ -744,8 +767,8 @@ static void reach(struct pair *p, enum eng_state st)
 		break;
 	case ENG_STATE_MRA_REQ_RCVD:
 		pair_req(p);
-		assert_int_equal(eng_mra(p->b.eng, p->bid, 16, NULL, 0, h_now),
-				 0);
+		assert_int_equal(
+			eng_mra(p->b.node.eng, p->bid, 16, NULL, 0, h_now), 0);
 		h_deliver(&p->b, &p->a);
 		break;
 	case ENG_STATE_REQ_RCVD:
@@ -753,8 +776,8 @@ static void reach(struct pair *p, enum eng_state st)
 		break;
 	case ENG_STATE_MRA_REQ_SENT:
 		pair_req(p);
-		assert_int_equal(eng_mra(p->b.eng, p->bid, 16, NULL, 0, h_now),
-				 0);
+		assert_int_equal(
+			eng_mra(p->b.node.eng, p->bid, 16, NULL, 0, h_now), 0);
 		break;
 	case ENG_STATE_REP_SENT:
 		pair_req(p);
@@ -762,8 +785,8 @@ static void reach(struct pair *p, enum eng_state st)
 		break;
 	case ENG_STATE_MRA_REP_RCVD:
 		pair_rep(p);
-		assert_int_equal(eng_mra(p->a.eng, p->aid, 16, NULL, 0, h_now),
-				 0);
+		assert_int_equal(
+			eng_mra(p->a.node.eng, p->aid, 16, NULL, 0, h_now), 0);
 		h_deliver(&p->a, &p->b);
 		break;
 	case ENG_STATE_REP_RCVD:
@@ -771,8 +794,8 @@ static void reach(struct pair *p, enum eng_state st)
 		break;
 	case ENG_STATE_MRA_REP_SENT:
 		pair_rep(p);
-		assert_int_equal(eng_mra(p->a.eng, p->aid, 16, NULL, 0, h_now),
-				 0);
+		assert_int_equal(
+			eng_mra(p->a.node.eng, p->aid, 16, NULL, 0, h_now), 0);
 		break;
 	case ENG_STATE_ESTABLISHED:
 		pair_established(p);
@@ -780,30 +803,37 @@ static void reach(struct pair *p, enum eng_state st)
 	case ENG_STATE_DREQ_SENT:
 		pair_established(p);
 		assert_int_equal(
-			eng_disconnect(p->a.eng, p->aid, NULL, 0, h_now), 0);
+			eng_disconnect(p->a.node.eng, p->aid, NULL, 0, h_now),
+			0);
 		break;
 	case ENG_STATE_DREQ_RCVD:
 		pair_established(p);
 		assert_int_equal(
-			eng_disconnect(p->a.eng, p->aid, NULL, 0, h_now), 0);
+			eng_disconnect(p->a.node.eng, p->aid, NULL, 0, h_now),
+			0);
 		h_deliver(&p->a, &p->b);
 		h_ev(&p->b, ENG_EV_DREQ_RECEIVED, p->bid);
 		break;
 	case ENG_STATE_TIMEWAIT:
 		reach(p, ENG_STATE_DREQ_RCVD);
 		assert_int_equal(
-			eng_disconnect(p->b.eng, p->bid, NULL, 0, h_now), 0);
+			eng_disconnect(p->b.node.eng, p->bid, NULL, 0, h_now),
+			0);
 		h_deliver(&p->b, &p->a);
 		h_ev(&p->a, ENG_EV_DREP_RECEIVED, p->aid);
 		break;
 	case ENG_STATE_SIDR_REQ_SENT:
-		assert_int_equal(eng_create_id(p->a.eng, 9, 0, &p->aid), 0);
-		assert_int_equal(eng_sidr_req(p->a.eng, p->aid, &sp, h_now), 0);
+		assert_int_equal(eng_create_id(p->a.node.eng, 9, 0, &p->aid),
+				 0);
+		assert_int_equal(
+			eng_sidr_req(p->a.node.eng, p->aid, &sp, h_now), 0);
 		break;
 	case ENG_STATE_SIDR_REQ_RCVD:
 		p->lid = h_listen(&p->b, SID, 8);
-		assert_int_equal(eng_create_id(p->a.eng, 9, 0, &p->aid), 0);
-		assert_int_equal(eng_sidr_req(p->a.eng, p->aid, &sp, h_now), 0);
+		assert_int_equal(eng_create_id(p->a.node.eng, 9, 0, &p->aid),
+				 0);
+		assert_int_equal(
+			eng_sidr_req(p->a.node.eng, p->aid, &sp, h_now), 0);
 		h_deliver(&p->a, &p->b);
 		p->bid = h_ev(&p->b, ENG_EV_SIDR_REQ_RECEIVED, 0).id;
 		break;
@@ -864,14 +894,14 @@ static void test_destroy_every_state(void **state)
 		assert_int_equal(h_state(who, id), dc->state);
 		h_drop(who);
 		h_drop(peer);
-		base = eng_record_count(who->eng) - 1;
+		base = eng_record_count(who->node.eng) - 1;
 		if (dc->state == ENG_STATE_LISTEN ||
 		    dc->state == ENG_STATE_IDLE)
-			base = eng_record_count(who->eng) - 1;
+			base = eng_record_count(who->node.eng) - 1;
 		else if (!dc->on_a && p.lid)
 			base = 1;
 		nev = who->nev;
-		assert_int_equal(eng_destroy(who->eng, id, h_now), 0);
+		assert_int_equal(eng_destroy(who->node.eng, id, h_now), 0);
 		if (dc->sends < 0) {
 			assert_int_equal(h_pending(who), 0);
 		} else {
@@ -880,16 +910,18 @@ static void test_destroy_every_state(void **state)
 				assert_int_equal(m.rej.reason, dc->reason);
 			if (dc->sends == CM_MSG_SIDR_REP)
 				assert_int_equal(m.sidr_rep.status, dc->reason);
-			who->next--; /* let the peer see it */
+			who->out.next--; /* let the peer see it */
 		}
 		/* The id is gone for the client at once. */
-		assert_int_equal(eng_destroy(who->eng, id, h_now), -ENOENT);
-		assert_int_equal(eng_ack(who->eng, id, h_now), -ENOENT);
-		assert_int_equal(eng_set_context(who->eng, id, 1), -ENOENT);
+		assert_int_equal(eng_destroy(who->node.eng, id, h_now),
+				 -ENOENT);
+		assert_int_equal(eng_ack(who->node.eng, id, h_now), -ENOENT);
+		assert_int_equal(eng_set_context(who->node.eng, id, 1),
+				 -ENOENT);
 		/* The record keeps its protocol tail, then is freed. */
 		{
 			struct conn *c =
-				ctab_local_find(&who->eng->by_local, id);
+				ctab_local_find(&who->node.eng->by_local, id);
 
 			if (dc->after == ENG_STATE_IDLE)
 				assert_null(c);
@@ -899,8 +931,8 @@ static void test_destroy_every_state(void **state)
 		h_settle(&p.a, &p.b);
 		for (j = nev; j < who->nev; j++)
 			assert_int_not_equal(who->evs[j].id, id);
-		assert_null(ctab_local_find(&who->eng->by_local, id));
-		assert_int_equal(eng_record_count(who->eng), base);
+		assert_null(ctab_local_find(&who->node.eng->by_local, id));
+		assert_int_equal(eng_record_count(who->node.eng), base);
 		pair_fini(&p);
 	}
 }
@@ -915,10 +947,10 @@ static void test_lost_rej_of_rep(void **state)
 	pair_init(&p, false);
 	pair_rep(&p);
 	/* b's client goes away in REP_SENT: REJ, timewait. REJ lost. */
-	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_destroy(p.b.node.eng, p.bid, h_now), 0);
 	rej = h_take(&p.b, CM_MSG_REJ);
 	assert_int_equal(rej.rej.reason, CM_REJ_CONSUMER_DEFINED);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_deliver(&p.a, &p.b);
 	m = h_take(&p.b, CM_MSG_REJ);
 	assert_memory_equal(&m.rej, &rej.rej, sizeof(m.rej));
@@ -936,13 +968,13 @@ static void test_timewait_exit_destroyed(void **state)
 	(void)state;
 	pair_init(&p, false);
 	reach(&p, ENG_STATE_TIMEWAIT);
-	tw = eng_next_deadline(p.a.eng);
-	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
-	assert_int_equal(eng_record_count(p.a.eng), 1);
+	tw = eng_next_deadline(p.a.node.eng);
+	assert_int_equal(eng_destroy(p.a.node.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_record_count(p.a.node.eng), 1);
 	h_at(&p.a, NULL, tw - 1);
-	assert_int_equal(eng_record_count(p.a.eng), 1);
+	assert_int_equal(eng_record_count(p.a.node.eng), 1);
 	h_at(&p.a, NULL, tw);
-	assert_int_equal(eng_record_count(p.a.eng), 0);
+	assert_int_equal(eng_record_count(p.a.node.eng), 0);
 	assert_int_equal(h_events_left(&p.a), 0);
 	pair_fini(&p);
 }
@@ -974,13 +1006,13 @@ static void test_credits(void **state)
 	m = h_take(&b, CM_MSG_REJ); /* the fourth is refused */
 	assert_int_equal(m.rej.remote_comm_id, ids[3]);
 	assert_int_equal(m.rej.reason, CM_REJ_NO_RESOURCES);
-	assert_int_equal(eng_counters(b.eng)->req_delivered, 2);
-	assert_int_equal(eng_counters(b.eng)->req_held, 1);
-	assert_int_equal(eng_counters(b.eng)->req_rejected_backlog, 1);
+	assert_int_equal(eng_counters(b.node.eng)->req_delivered, 2);
+	assert_int_equal(eng_counters(b.node.eng)->req_held, 1);
+	assert_int_equal(eng_counters(b.node.eng)->req_rejected_backlog, 1);
 	/* The held record is no id yet. */
-	assert_int_equal(eng_record_count(b.eng), 4);
+	assert_int_equal(eng_record_count(b.node.eng), 4);
 	/* A duplicate of the held REQ gets the MRA again. */
-	h_inject(&a, &b, &a.out[2].msg);
+	h_inject(&a, &b, &a.out.m[2].msg);
 	h_take(&b, CM_MSG_MRA);
 
 	/* Accepting one returns a credit: the held REQ is delivered. */
@@ -991,12 +1023,13 @@ static void test_credits(void **state)
 	assert_int_equal(ev.msg.req.local_comm_id, ids[2]);
 	assert_int_equal(ev.listen_id, lid);
 	assert_int_equal(h_state(&b, got[2]), ENG_STATE_MRA_REQ_SENT);
-	assert_int_equal(eng_counters(b.eng)->req_delivered, 3);
+	assert_int_equal(eng_counters(b.node.eng)->req_delivered, 3);
 	/* Rejecting returns one too; nothing is held any more. */
 	{
 		struct cm_rej rej = { .reason = CM_REJ_CONSUMER_DEFINED };
 
-		assert_int_equal(eng_reject(b.eng, got[1], &rej, h_now), 0);
+		assert_int_equal(eng_reject(b.node.eng, got[1], &rej, h_now),
+				 0);
 	}
 	m = h_take(&b, CM_MSG_REJ);
 	assert_int_equal(m.rej.reason, CM_REJ_CONSUMER_DEFINED);
@@ -1041,7 +1074,7 @@ static void test_owner_id_limit(void **state)
 	assert_int_equal(h_events_left(&b), 0);
 	m = h_take(&b, CM_MSG_MRA);
 	assert_int_equal(m.mra.remote_comm_id, second);
-	assert_int_equal(eng_counters(b.eng)->req_held, 1);
+	assert_int_equal(eng_counters(b.node.eng)->req_held, 1);
 
 	b.owner_full = false;
 	assert_int_equal(h_accept(&b, first), 0);
@@ -1068,10 +1101,10 @@ static void test_listener_destroy_with_held(void **state)
 	h_deliver(&a, &b);
 	got = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
 	h_take(&b, CM_MSG_MRA);
-	assert_int_equal(eng_destroy(b.eng, lid, h_now), 0);
+	assert_int_equal(eng_destroy(b.node.eng, lid, h_now), 0);
 	m = h_take(&b, CM_MSG_REJ);
 	assert_int_equal(m.rej.reason, CM_REJ_INVALID_SERVICE_ID);
-	assert_int_equal(eng_record_count(b.eng), 1);
+	assert_int_equal(eng_record_count(b.node.eng), 1);
 	/* The delivered id is the client's own: it can still accept. */
 	assert_int_equal(h_accept(&b, got), 0);
 	h_fini(&a);
@@ -1087,26 +1120,27 @@ static void test_listen_errors(void **state)
 	(void)state;
 	h_init(&b, GUID_B, 2, false, 4);
 	h_listen(&b, SID, 1);
-	assert_int_equal(eng_create_id(b.eng, 1, 0, &id), 0);
-	assert_int_equal(eng_listen(b.eng, id, SID, UINT64_MAX, 1, h_now),
+	assert_int_equal(eng_create_id(b.node.eng, 1, 0, &id), 0);
+	assert_int_equal(eng_listen(b.node.eng, id, SID, UINT64_MAX, 1, h_now),
 			 -EADDRINUSE);
-	assert_int_equal(eng_listen(b.eng, id, SID + 1, UINT64_MAX, 0, h_now),
-			 -EINVAL);
+	assert_int_equal(
+		eng_listen(b.node.eng, id, SID + 1, UINT64_MAX, 0, h_now),
+		-EINVAL);
 	assert_int_equal(h_state(&b, id), ENG_STATE_IDLE);
 	/* Masked listener: the rdma_cm TCP port space. */
-	assert_int_equal(eng_listen(b.eng, id, 0x0000000001060000ULL,
+	assert_int_equal(eng_listen(b.node.eng, id, 0x0000000001060000ULL,
 				    0xffffffffffff0000ULL, 4, h_now),
 			 0);
-	assert_int_equal(eng_create_id(b.eng, 1, 0, &id2), 0);
-	assert_int_equal(eng_listen(b.eng, id2, 0x0000000001060000ULL,
+	assert_int_equal(eng_create_id(b.node.eng, 1, 0, &id2), 0);
+	assert_int_equal(eng_listen(b.node.eng, id2, 0x0000000001060000ULL,
 				    0xffffffffffff0000ULL, 4, h_now),
 			 -EADDRINUSE);
-	assert_int_equal(eng_create_id(b.eng, 1, 0, &id3), 0);
+	assert_int_equal(eng_create_id(b.node.eng, 1, 0, &id3), 0);
 	h_fini(&b);
 
 	pair_init(&p, false);
-	assert_int_equal(eng_create_id(p.b.eng, 1, 0, &id), 0);
-	assert_int_equal(eng_listen(p.b.eng, id, 0x0000000001060000ULL,
+	assert_int_equal(eng_create_id(p.b.node.eng, 1, 0, &id), 0);
+	assert_int_equal(eng_listen(p.b.node.eng, id, 0x0000000001060000ULL,
 				    0xffffffffffff0000ULL, 4, h_now),
 			 0);
 	p.aid = h_connect(&p.a, &p.b, 0x0000000001064e20ULL);
@@ -1129,12 +1163,12 @@ static void test_unknown_peers(void **state)
 	m = h_take(&p.b, CM_MSG_REJ);
 	assert_int_equal(m.rej.reason, CM_REJ_INVALID_SERVICE_ID);
 	assert_int_equal(m.rej.remote_comm_id, p.aid);
-	assert_int_equal(eng_record_count(p.b.eng), 0);
+	assert_int_equal(eng_record_count(p.b.node.eng), 0);
 	h_inject(&p.b, &p.a, &m);
 	ev = h_ev(&p.a, ENG_EV_REJ_RECEIVED, p.aid);
 	assert_int_equal(ev.msg.rej.reason, CM_REJ_INVALID_SERVICE_ID);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_IDLE);
-	assert_int_equal(eng_counters(p.b.eng)->req_no_listener, 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->req_no_listener, 1);
 
 	/* IBTA 12.9.6: DREQ for no connection still gets a DREP. */
 	cm_msg_init(&in, CM_MSG_DREQ, 0x77);
@@ -1167,7 +1201,7 @@ static void test_unknown_peers(void **state)
 	assert_int_equal(m.rej.reason, CM_REJ_INVALID_COMM_ID);
 	assert_int_equal(m.rej.local_comm_id, 0x999);
 	assert_int_equal(m.rej.remote_comm_id, 0x111);
-	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_RTU], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->unexpected[CM_MSG_RTU], 1);
 
 	/* DREP, MRA, APR, REJ for nobody: counted, never answered. */
 	cm_msg_init(&in, CM_MSG_DREP, 1);
@@ -1184,20 +1218,21 @@ static void test_unknown_peers(void **state)
 	in.rej.reason = CM_REJ_CONSUMER_DEFINED;
 	h_inject(&p.a, &p.b, &in);
 	assert_int_equal(h_pending(&p.b), 0);
-	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_DREP], 1);
-	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_MRA], 1);
-	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_APR], 1);
-	assert_int_equal(eng_counters(p.b.eng)->unexpected[CM_MSG_REJ], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->unexpected[CM_MSG_DREP],
+			 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->unexpected[CM_MSG_MRA], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->unexpected[CM_MSG_APR], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->unexpected[CM_MSG_REJ], 1);
 
 	/* The REJ answering the stray RTU ends a half-open connection. */
 	pair_fini(&p);
 	pair_init(&p, false);
 	pair_rep(&p);
-	assert_int_equal(eng_destroy(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_destroy(p.b.node.eng, p.bid, h_now), 0);
 	h_drop(&p.b); /* the REJ is lost */
 	h_settle(&p.a, &p.b); /* b's timewait ends, the record goes */
-	assert_int_equal(eng_record_count(p.b.eng), 1);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_record_count(p.b.node.eng), 1);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_pump(&p.a, &p.b);
 	h_ev(&p.a, ENG_EV_REJ_RECEIVED, p.aid);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_TIMEWAIT);
@@ -1218,33 +1253,36 @@ static void test_invalid_api(void **state)
 	p.aid = h_connect(&p.a, &p.b, SID);
 	h_drop(&p.a);
 	assert_int_equal(h_accept(&p.a, p.aid), -EINVAL);
-	assert_int_equal(eng_reject(p.a.eng, p.aid, &rej, h_now), -EINVAL);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), -EINVAL);
-	assert_int_equal(eng_mra(p.a.eng, p.aid, 10, NULL, 0, h_now), -EINVAL);
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now),
+	assert_int_equal(eng_reject(p.a.node.eng, p.aid, &rej, h_now), -EINVAL);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.a.node.eng, p.aid, 10, NULL, 0, h_now),
 			 -EINVAL);
-	assert_int_equal(eng_listen(p.a.eng, p.aid, 1, UINT64_MAX, 1, h_now),
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
 			 -EINVAL);
-	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EINVAL);
-	assert_int_equal(eng_apr(p.a.eng, p.aid, 0, NULL, 0, NULL, 0, h_now),
-			 -EINVAL);
-	assert_int_equal(eng_ack(p.a.eng, p.aid, h_now), -EINVAL);
-	assert_int_equal(eng_destroy(p.a.eng, 0xdeadbeef, h_now), -ENOENT);
+	assert_int_equal(
+		eng_listen(p.a.node.eng, p.aid, 1, UINT64_MAX, 1, h_now),
+		-EINVAL);
+	assert_int_equal(eng_lap(p.a.node.eng, p.aid, &lap, h_now), -EINVAL);
+	assert_int_equal(
+		eng_apr(p.a.node.eng, p.aid, 0, NULL, 0, NULL, 0, h_now),
+		-EINVAL);
+	assert_int_equal(eng_ack(p.a.node.eng, p.aid, h_now), -EINVAL);
+	assert_int_equal(eng_destroy(p.a.node.eng, 0xdeadbeef, h_now), -ENOENT);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
 	assert_int_equal(h_pending(&p.a), 0);
-	assert_true(eng_next_deadline(p.a.eng) == h_now + rtx());
-	assert_true(eng_counters(p.a.eng)->unexpected_api >= 8);
+	assert_true(eng_next_deadline(p.a.node.eng) == h_now + rtx());
+	assert_true(eng_counters(p.a.node.eng)->unexpected_api >= 8);
 
-	assert_int_equal(eng_create_id(p.a.eng, 1, 0, &idle), 0);
-	assert_int_equal(eng_rtu(p.a.eng, idle, NULL, h_now), -EINVAL);
-	assert_int_equal(eng_disconnect(p.a.eng, idle, NULL, 0, h_now),
+	assert_int_equal(eng_create_id(p.a.node.eng, 1, 0, &idle), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, idle, NULL, h_now), -EINVAL);
+	assert_int_equal(eng_disconnect(p.a.node.eng, idle, NULL, 0, h_now),
 			 -EINVAL);
 	{
 		struct eng_connect_param cp;
 
 		memset(&cp, 0, sizeof(cp));
 		cp.dest.port = 5; /* never declared */
-		assert_int_equal(eng_connect(p.a.eng, idle, &cp, h_now),
+		assert_int_equal(eng_connect(p.a.node.eng, idle, &cp, h_now),
 				 -ENODEV);
 		assert_int_equal(h_state(&p.a, idle), ENG_STATE_IDLE);
 	}
@@ -1263,14 +1301,14 @@ static void test_sidr(void **state)
 	(void)state;
 	pair_init(&p, false);
 	memset(&sp, 0, sizeof(sp));
-	sp.dest = p.b.addr;
+	sp.dest = p.b.node.addr;
 	sp.service_id = SID;
 	sp.timeout = H_RESP;
 	sp.max_retries = 2;
 	sp.private_data[0] = 0x42;
 	p.lid = h_listen(&p.b, SID, 8);
-	assert_int_equal(eng_create_id(p.a.eng, 9, 0, &p.aid), 0);
-	assert_int_equal(eng_sidr_req(p.a.eng, p.aid, &sp, h_now), 0);
+	assert_int_equal(eng_create_id(p.a.node.eng, 9, 0, &p.aid), 0);
+	assert_int_equal(eng_sidr_req(p.a.node.eng, p.aid, &sp, h_now), 0);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_SIDR_REQ_SENT);
 	h_deliver(&p.a, &p.b);
 	ev = h_ev(&p.b, ENG_EV_SIDR_REQ_RECEIVED, 0);
@@ -1278,13 +1316,14 @@ static void test_sidr(void **state)
 	assert_int_equal(ev.listen_id, p.lid);
 	assert_int_equal(ev.msg.sidr_req.private_data[0], 0x42);
 	/* A duplicate SIDR_REQ is recognised by (request id, address). */
-	h_inject(&p.a, &p.b, &p.a.out[0].msg);
+	h_inject(&p.a, &p.b, &p.a.out.m[0].msg);
 	assert_int_equal(h_events_left(&p.b), 0);
-	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_SIDR_REQ], 1);
+	assert_int_equal(
+		eng_counters(p.b.node.eng)->duplicates[CM_MSG_SIDR_REQ], 1);
 	memset(&rep, 0, sizeof(rep));
 	rep.qpn = 0x77;
 	rep.qkey = 0x11111111;
-	assert_int_equal(eng_sidr_rep(p.b.eng, p.bid, &rep, h_now), 0);
+	assert_int_equal(eng_sidr_rep(p.b.node.eng, p.bid, &rep, h_now), 0);
 	h_deliver(&p.b, &p.a);
 	ev = h_ev(&p.a, ENG_EV_SIDR_REP_RECEIVED, p.aid);
 	assert_int_equal(ev.msg.sidr_rep.qpn, 0x77);
@@ -1294,21 +1333,21 @@ static void test_sidr(void **state)
 
 	/* No listener: status 1. */
 	sp.service_id = SID + 1;
-	assert_int_equal(eng_create_id(p.a.eng, 9, 0, &id), 0);
-	assert_int_equal(eng_sidr_req(p.a.eng, id, &sp, h_now), 0);
+	assert_int_equal(eng_create_id(p.a.node.eng, 9, 0, &id), 0);
+	assert_int_equal(eng_sidr_req(p.a.node.eng, id, &sp, h_now), 0);
 	h_pump(&p.a, &p.b);
 	ev = h_ev(&p.a, ENG_EV_SIDR_REP_RECEIVED, id);
 	assert_int_equal(ev.msg.sidr_rep.status, CM_SIDR_UNSUPPORTED);
 
 	/* Lost: retries, then SIDR_REQ_ERROR. */
-	assert_int_equal(eng_create_id(p.a.eng, 9, 0, &id), 0);
-	assert_int_equal(eng_sidr_req(p.a.eng, id, &sp, h_now), 0);
+	assert_int_equal(eng_create_id(p.a.node.eng, 9, 0, &id), 0);
+	assert_int_equal(eng_sidr_req(p.a.node.eng, id, &sp, h_now), 0);
 	for (i = 0; i <= 2; i++) {
 		h_drop(&p.a);
 		h_advance(&p.a, NULL, h_ns(H_RESP));
 	}
-	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_SIDR_REQ],
-			 2);
+	assert_int_equal(
+		eng_counters(p.a.node.eng)->retransmitted[CM_MSG_SIDR_REQ], 2);
 	ev = h_ev(&p.a, ENG_EV_SIDR_REQ_ERROR, id);
 	assert_int_equal(ev.status, -ETIMEDOUT);
 	pair_fini(&p);
@@ -1324,7 +1363,8 @@ static void test_lap_roce(void **state)
 	memset(&lap, 0, sizeof(lap));
 	pair_init(&p, true);
 	pair_established(&p);
-	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EOPNOTSUPP);
+	assert_int_equal(eng_lap(p.a.node.eng, p.aid, &lap, h_now),
+			 -EOPNOTSUPP);
 	assert_int_equal(h_pending(&p.a), 0);
 	/* A peer that tries anyway is told "not supported", not ignored. */
 	cm_msg_init(&in, CM_MSG_LAP, 5);
@@ -1351,21 +1391,21 @@ static void test_lap_ib(void **state)
 	lap.alt_local_lid = 9;
 	pair_init(&p, false);
 	pair_established(&p);
-	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), 0);
-	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EINVAL);
+	assert_int_equal(eng_lap(p.a.node.eng, p.aid, &lap, h_now), 0);
+	assert_int_equal(eng_lap(p.a.node.eng, p.aid, &lap, h_now), -EINVAL);
 	h_deliver(&p.a, &p.b);
 	ev = h_ev(&p.b, ENG_EV_LAP_RECEIVED, p.bid);
 	assert_int_equal(ev.msg.lap.alt_local_lid, 9);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, NULL,
+	assert_int_equal(eng_apr(p.b.node.eng, p.bid, CM_APR_SUCCESS, NULL,
 				 CM_APR_INFO_SIZE + 1, NULL, 0, h_now),
 			 -EINVAL);
 	/* IBTA Table 116: info, its length and private data go out. */
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS,
+	assert_int_equal(eng_apr(p.b.node.eng, p.bid, CM_APR_SUCCESS,
 				 (const uint8_t *)"inf", 3,
 				 (const uint8_t *)"apr-pd", 6, h_now),
 			 0);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, NULL, 0, NULL,
-				 0, h_now),
+	assert_int_equal(eng_apr(p.b.node.eng, p.bid, CM_APR_SUCCESS, NULL, 0,
+				 NULL, 0, h_now),
 			 -EINVAL);
 	h_deliver(&p.b, &p.a);
 	ev = h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
@@ -1373,17 +1413,17 @@ static void test_lap_ib(void **state)
 	assert_int_equal(ev.msg.apr.info_length, 3);
 	assert_memory_equal(ev.msg.apr.info, "inf", 3);
 	assert_memory_equal(ev.msg.apr.private_data, "apr-pd", 6);
-	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.a.node.eng) == ENG_NO_DEADLINE);
 
 	/* Lost LAP: retries, then LAP_ERROR; still established. */
-	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), 0);
+	assert_int_equal(eng_lap(p.a.node.eng, p.aid, &lap, h_now), 0);
 	for (i = 0; i <= H_RETRIES; i++) {
 		h_drop(&p.a);
 		h_advance(&p.a, NULL, rtx());
 	}
 	h_ev(&p.a, ENG_EV_LAP_ERROR, p.aid);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_ESTABLISHED);
-	assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), 0);
+	assert_int_equal(eng_lap(p.a.node.eng, p.aid, &lap, h_now), 0);
 	pair_fini(&p);
 }
 
@@ -1397,19 +1437,19 @@ static void test_destroy_owner(void **state)
 	pair_established(&p);
 	h_connect(&p.a, &p.b, SID + 5);
 	h_connect(&p.a, &p.b, SID + 6);
-	assert_int_equal(eng_create_id(p.a.eng, 1234, 0, &other), 0);
+	assert_int_equal(eng_create_id(p.a.node.eng, 1234, 0, &other), 0);
 	h_drop(&p.a);
 	/* h_connect's ids belong to owner 9. */
-	assert_int_equal(eng_destroy_owner(p.a.eng, 9, h_now), 3);
+	assert_int_equal(eng_destroy_owner(p.a.node.eng, 9, h_now), 3);
 	assert_int_equal(h_state(&p.a, other), ENG_STATE_IDLE);
 	assert_int_equal(h_pending(&p.a), 3);
-	assert_int_equal(eng_counters(p.a.eng)->sent[CM_MSG_DREQ], 1);
-	assert_int_equal(eng_counters(p.a.eng)->sent[CM_MSG_REJ], 2);
+	assert_int_equal(eng_counters(p.a.node.eng)->sent[CM_MSG_DREQ], 1);
+	assert_int_equal(eng_counters(p.a.node.eng)->sent[CM_MSG_REJ], 2);
 	/* Passive side: the listener and its delivered id (owner 7). */
-	assert_int_equal(eng_destroy_owner(p.b.eng, 7, h_now), 2);
+	assert_int_equal(eng_destroy_owner(p.b.node.eng, 7, h_now), 2);
 	h_settle(&p.a, &p.b);
-	assert_int_equal(eng_record_count(p.a.eng), 1);
-	assert_int_equal(eng_record_count(p.b.eng), 0);
+	assert_int_equal(eng_record_count(p.a.node.eng), 1);
+	assert_int_equal(eng_record_count(p.b.node.eng), 0);
 	pair_fini(&p);
 }
 
@@ -1422,7 +1462,7 @@ static void test_comm_ids(void **state)
 	(void)state;
 	h_init(&s, GUID_A, 1, false, 1234);
 	for (i = 0; i < 2000; i++) {
-		assert_int_equal(eng_create_id(s.eng, 0, 0, &ids[i]), 0);
+		assert_int_equal(eng_create_id(s.node.eng, 0, 0, &ids[i]), 0);
 		assert_int_not_equal(ids[i], 0);
 	}
 	/* Not a counter from a base: no two neighbours one apart. */
@@ -1433,8 +1473,8 @@ static void test_comm_ids(void **state)
 		for (j = i + 1; j < 2000; j++)
 			assert_int_not_equal(ids[i], ids[j]);
 	for (i = 0; i < 2000; i++)
-		assert_int_equal(eng_destroy(s.eng, ids[i], h_now), 0);
-	assert_int_equal(eng_record_count(s.eng), 0);
+		assert_int_equal(eng_destroy(s.node.eng, ids[i], h_now), 0);
+	assert_int_equal(eng_record_count(s.node.eng), 0);
 
 	/*
 	 * After 2^32 ids the counter comes round: an id still held by a
@@ -1445,17 +1485,17 @@ static void test_comm_ids(void **state)
 		uint32_t before;
 
 		pair_init(&p, false);
-		before = p.a.eng->id_next;
+		before = p.a.node.eng->id_next;
 		reach(&p, ENG_STATE_TIMEWAIT);
-		assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+		assert_int_equal(eng_destroy(p.a.node.eng, p.aid, h_now), 0);
 		/* p.aid was the first id a drew. */
-		p.a.eng->id_next = before;
-		assert_int_equal(eng_create_id(p.a.eng, 0, 0, &a), 0);
+		p.a.node.eng->id_next = before;
+		assert_int_equal(eng_create_id(p.a.node.eng, 0, 0, &a), 0);
 		assert_int_not_equal(a, p.aid);
 		/* Once timewait is over the record is gone. */
 		h_settle(&p.a, &p.b);
-		p.a.eng->id_next = before;
-		assert_int_equal(eng_create_id(p.a.eng, 0, 0, &b), 0);
+		p.a.node.eng->id_next = before;
+		assert_int_equal(eng_create_id(p.a.node.eng, 0, 0, &b), 0);
 		assert_int_equal(b, p.aid);
 		pair_fini(&p);
 	}
@@ -1491,34 +1531,37 @@ static void test_scale(void **state)
 	h_deliver(&p.b, &p.a);
 	for (i = 0; i < n; i++) {
 		h_ev(&p.a, ENG_EV_REP_RECEIVED, aids[i]);
-		assert_int_equal(eng_rtu(p.a.eng, aids[i], NULL, h_now), 0);
+		assert_int_equal(eng_rtu(p.a.node.eng, aids[i], NULL, h_now),
+				 0);
 	}
 	h_deliver(&p.a, &p.b);
 	for (i = 0; i < n; i++)
 		h_ev(&p.b, ENG_EV_RTU_RECEIVED, bids[i]);
-	assert_int_equal(eng_record_count(p.a.eng), n);
-	assert_int_equal(eng_record_count(p.b.eng), n + 1);
+	assert_int_equal(eng_record_count(p.a.node.eng), n);
+	assert_int_equal(eng_record_count(p.b.node.eng), n + 1);
 	printf("# %zu connections: %zu bytes per record + %zu per table "
 	       "slot (3 tables, load <= 1)\n",
 	       n, sizeof(struct conn), sizeof(struct conn *));
 	for (i = 0; i < n; i++)
 		assert_int_equal(
-			eng_disconnect(p.a.eng, aids[i], NULL, 0, h_now), 0);
+			eng_disconnect(p.a.node.eng, aids[i], NULL, 0, h_now),
+			0);
 	h_pump(&p.a, &p.b);
 	for (i = 0; i < n; i++)
-		assert_int_equal(eng_destroy(p.a.eng, aids[i], h_now), 0);
+		assert_int_equal(eng_destroy(p.a.node.eng, aids[i], h_now), 0);
 	/* b's clients answer the DREQs by destroying: DREP from the engine. */
 	for (i = 0; i < n; i++)
 		assert_int_equal(
 			eng_destroy(
-				p.b.eng,
+				p.b.node.eng,
 				h_ev_noack(&p.b, ENG_EV_DREQ_RECEIVED, 0).id,
 				h_now),
 			0);
 	h_settle(&p.a, &p.b);
-	assert_int_equal(eng_record_count(p.a.eng), 0);
-	assert_int_equal(eng_record_count(p.b.eng), 1);
-	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_DREQ], 0);
+	assert_int_equal(eng_record_count(p.a.node.eng), 0);
+	assert_int_equal(eng_record_count(p.b.node.eng), 1);
+	assert_int_equal(eng_counters(p.a.node.eng)->retransmitted[CM_MSG_DREQ],
+			 0);
 	free(aids);
 	free(bids);
 	pair_fini(&p);
@@ -1533,13 +1576,14 @@ static void test_send_errors(void **state)
 	pair_init(&p, false);
 	p.a.fail_send = -EIO;
 	p.aid = h_connect(&p.a, &p.b, SID);
-	assert_int_equal(eng_counters(p.a.eng)->send_errors, 1);
-	assert_int_equal(eng_counters(p.a.eng)->sent[CM_MSG_REQ], 0);
+	assert_int_equal(eng_counters(p.a.node.eng)->send_errors, 1);
+	assert_int_equal(eng_counters(p.a.node.eng)->sent[CM_MSG_REQ], 0);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
 	p.a.fail_send = 0;
 	h_advance(&p.a, &p.b, rtx());
 	h_take(&p.a, CM_MSG_REQ);
-	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_REQ], 1);
+	assert_int_equal(eng_counters(p.a.node.eng)->retransmitted[CM_MSG_REQ],
+			 1);
 	pair_fini(&p);
 }
 
@@ -1587,8 +1631,9 @@ static void test_log_and_unexpected(void **state)
 	h_drop(&p.a);
 	h_inject(&p.b, &p.a, &in);
 	assert_int_equal(
-		p.a.eng->unexpected[ENG_STATE_REQ_SENT][CONN_EV_RX_RTU], 1);
-	assert_int_equal(eng_counters(p.a.eng)->unexpected[CM_MSG_RTU], 1);
+		p.a.node.eng->unexpected[ENG_STATE_REQ_SENT][CONN_EV_RX_RTU],
+		1);
+	assert_int_equal(eng_counters(p.a.node.eng)->unexpected[CM_MSG_RTU], 1);
 	assert_true(log_has("unexpected RX_RTU in REQ_SENT"));
 	assert_int_equal(h_pending(&p.a), 0);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
@@ -1611,23 +1656,23 @@ static void test_bad_templates(void **state)
 
 	(void)state;
 	pair_init(&p, false);
-	assert_int_equal(eng_create_id(p.a.eng, 1, 0, &id), 0);
+	assert_int_equal(eng_create_id(p.a.node.eng, 1, 0, &id), 0);
 	memset(&cp, 0, sizeof(cp));
-	cp.dest = p.b.addr;
+	cp.dest = p.b.node.addr;
 	cp.req.path_mtu = 0; /* IBTA 9.7.4: no such MTU */
-	assert_int_equal(eng_connect(p.a.eng, id, &cp, h_now), -EINVAL);
+	assert_int_equal(eng_connect(p.a.node.eng, id, &cp, h_now), -EINVAL);
 	assert_int_equal(h_state(&p.a, id), ENG_STATE_IDLE);
 	assert_int_equal(h_pending(&p.a), 0);
-	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.a.node.eng) == ENG_NO_DEADLINE);
 
 	pair_req(&p);
 	memset(&rej, 0, sizeof(rej));
-	assert_int_equal(eng_reject(p.b.eng, p.bid, &rej, h_now), -EINVAL);
+	assert_int_equal(eng_reject(p.b.node.eng, p.bid, &rej, h_now), -EINVAL);
 	rej.reason = 99;
-	assert_int_equal(eng_reject(p.b.eng, p.bid, &rej, h_now), -EINVAL);
+	assert_int_equal(eng_reject(p.b.node.eng, p.bid, &rej, h_now), -EINVAL);
 	rej.reason = CM_REJ_CONSUMER_DEFINED;
 	rej.ari_length = 100;
-	assert_int_equal(eng_reject(p.b.eng, p.bid, &rej, h_now), -EINVAL);
+	assert_int_equal(eng_reject(p.b.node.eng, p.bid, &rej, h_now), -EINVAL);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_REQ_RCVD);
 	assert_int_equal(h_pending(&p.b), 0);
 	pair_fini(&p);
@@ -1762,20 +1807,21 @@ static void test_introspection(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_established(&p);
-	assert_int_equal(eng_listen_info(p.b.eng, p.lid, &li), 0);
+	assert_int_equal(eng_listen_info(p.b.node.eng, p.lid, &li), 0);
 	assert_int_equal(li.service_id, SID);
 	assert_int_equal(li.backlog, 8);
 	assert_int_equal(li.credits_used, 0);
 	assert_int_equal(li.delivered, 1);
-	assert_int_equal(eng_listen_info(p.b.eng, p.bid, &li), -EINVAL);
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
-	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
-	assert_int_equal(eng_walk(p.a.eng, walk_count, n), 0);
+	assert_int_equal(eng_listen_info(p.b.node.eng, p.bid, &li), -EINVAL);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
+	assert_int_equal(eng_destroy(p.a.node.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_walk(p.a.node.eng, walk_count, n), 0);
 	assert_int_equal(n[0], 1); /* the DREQ_SENT tail */
 	assert_int_equal(n[1], 1);
 	assert_int_equal(n[3], 1);
 	memset(n, 0, sizeof(n));
-	assert_int_equal(eng_walk(p.b.eng, walk_count, n), 0);
+	assert_int_equal(eng_walk(p.b.node.eng, walk_count, n), 0);
 	assert_int_equal(n[0], 2);
 	assert_int_equal(n[2], 1);
 	pair_fini(&p);
@@ -1857,7 +1903,7 @@ struct row {
 
 static struct conn *conn_of(struct h_side *s, uint32_t id)
 {
-	struct conn *c = ctab_local_find(&s->eng->by_local, id);
+	struct conn *c = ctab_local_find(&s->node.eng->by_local, id);
 
 	assert_non_null(c);
 	return c;
@@ -1870,7 +1916,7 @@ static void fire(struct pair *p, struct h_side *who, struct h_side *peer,
 	struct conn *c = conn_of(who, id);
 	struct cm_rej rej = { .reason = CM_REJ_CONSUMER_DEFINED };
 	struct cm_msg m;
-	uint64_t peer_guid = peer->guid;
+	uint64_t peer_guid = peer->node.guid;
 
 	switch (ev) {
 	case CONN_EV_RX_REJ:
@@ -1962,10 +2008,11 @@ static void fire(struct pair *p, struct h_side *who, struct h_side *peer,
 		h_at(who, NULL, c->deadline);
 		break;
 	case CONN_EV_API_REJECT:
-		assert_int_equal(eng_reject(who->eng, id, &rej, h_now), 0);
+		assert_int_equal(eng_reject(who->node.eng, id, &rej, h_now), 0);
 		break;
 	case CONN_EV_API_MRA:
-		assert_int_equal(eng_mra(who->eng, id, 17, NULL, 0, h_now), 0);
+		assert_int_equal(eng_mra(who->node.eng, id, 17, NULL, 0, h_now),
+				 0);
 		break;
 	default:
 		fail_msg("no way to fire %s", conn_event_name(ev));
@@ -2111,9 +2158,9 @@ static void test_table_rows(void **state)
 		id = on_b ? p.bid : p.aid;
 		assert_int_equal(h_state(who, id), r->state);
 		h_drop(who);
-		hits = who->eng->hits[r->state][r->ev];
+		hits = who->node.eng->hits[r->state][r->ev];
 		fire(&p, who, peer, id, r->ev);
-		if (who->eng->hits[r->state][r->ev] != hits + 1)
+		if (who->node.eng->hits[r->state][r->ev] != hits + 1)
 			fail_msg("row %zu: %s x %s not driven", i,
 				 eng_state_name(r->state),
 				 conn_event_name(r->ev));
@@ -2124,9 +2171,9 @@ static void test_table_rows(void **state)
 				 eng_state_name(h_state(who, id)),
 				 eng_state_name(r->next));
 		if (r->sends == -1 && h_pending(who))
-			fail_msg(
-				"row %zu: sent %s", i,
-				cm_msg_type_name(who->out[who->next].msg.type));
+			fail_msg("row %zu: sent %s", i,
+				 cm_msg_type_name(
+					 who->out.m[who->out.next].msg.type));
 		else if (r->sends >= 0)
 			h_take(who, (enum cm_msg_type)r->sends);
 		h_settle(&p.a, &p.b);
@@ -2147,7 +2194,7 @@ static struct cm_msg pair_lap(struct pair *p)
 
 	memset(&lap, 0, sizeof(lap));
 	lap.alt_local_lid = 9;
-	assert_int_equal(eng_lap(p->a.eng, p->aid, &lap, h_now), 0);
+	assert_int_equal(eng_lap(p->a.node.eng, p->aid, &lap, h_now), 0);
 	m = h_take(&p->a, CM_MSG_LAP);
 	h_inject(&p->a, &p->b, &m);
 	h_ev(&p->b, ENG_EV_LAP_RECEIVED, p->bid);
@@ -2168,7 +2215,7 @@ static void test_mra_lap_slow(void **state)
 	lap = pair_lap(&p);
 	/* b is passive: a waits the REQ's remote CM response time for it. */
 	due = h_now + h_ns(H_RESP) / 2;
-	assert_true(eng_next_deadline(p.b.eng) == due);
+	assert_true(eng_next_deadline(p.b.node.eng) == due);
 	h_at(&p.a, &p.b, due - 1);
 	assert_int_equal(h_pending(&p.b), 0);
 	h_at(&p.a, &p.b, due);
@@ -2179,13 +2226,13 @@ static void test_mra_lap_slow(void **state)
 	assert_int_equal(m.mra.remote_comm_id, p.aid);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_SENT);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
-	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.b.node.eng) == ENG_NO_DEADLINE);
 
 	/* a: LAP_SENT -> MRA_LAP_RCVD, wait service timeout + 2 x PLT. */
 	h_inject(&p.b, &p.a, &m);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
 	ext = h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT);
-	assert_true(eng_next_deadline(p.a.eng) == ext);
+	assert_true(eng_next_deadline(p.a.node.eng) == ext);
 	h_at(&p.a, &p.b, h_now + rtx());
 	assert_int_equal(h_pending(&p.a), 0);
 
@@ -2194,22 +2241,24 @@ static void test_mra_lap_slow(void **state)
 	m = h_take(&p.b, CM_MSG_MRA);
 	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
 	assert_int_equal(m.mra.service_timeout, H_SVC);
-	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_LAP], 1);
-	assert_int_equal(eng_counters(p.b.eng)->retransmitted[CM_MSG_MRA], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->duplicates[CM_MSG_LAP], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->retransmitted[CM_MSG_MRA],
+			 1);
 	assert_int_equal(h_events_left(&p.b), 0);
 	/* The RTU/REP a duplicate REQ/REP needs is still what c->last is. */
 	assert_int_equal(conn_of(&p.b, p.bid)->last.type, CM_MSG_REP);
 
 	/* The app answers from MRA_LAP_SENT. */
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_SUCCESS, NULL, 0, NULL,
-				 0, h_now),
+	assert_int_equal(eng_apr(p.b.node.eng, p.bid, CM_APR_SUCCESS, NULL, 0,
+				 NULL, 0, h_now),
 			 0);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_IDLE);
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_IDLE);
-	assert_true(eng_next_deadline(p.a.eng) == ENG_NO_DEADLINE);
-	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_LAP], 0);
+	assert_true(eng_next_deadline(p.a.node.eng) == ENG_NO_DEADLINE);
+	assert_int_equal(eng_counters(p.a.node.eng)->retransmitted[CM_MSG_LAP],
+			 0);
 	pair_fini(&p);
 }
 
@@ -2224,18 +2273,19 @@ static void test_mra_lap_active_side(void **state)
 	pair_init(&p, false);
 	pair_established(&p);
 	memset(&lap, 0, sizeof(lap));
-	assert_int_equal(eng_lap(p.b.eng, p.bid, &lap, h_now), 0);
+	assert_int_equal(eng_lap(p.b.node.eng, p.bid, &lap, h_now), 0);
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_LAP_RECEIVED, p.aid);
 	/* The REQ's local CM response time: how long b waits for a. */
-	assert_true(eng_next_deadline(p.a.eng) == h_now + h_ns(H_RESP) / 2);
+	assert_true(eng_next_deadline(p.a.node.eng) ==
+		    h_now + h_ns(H_RESP) / 2);
 	h_advance(&p.a, &p.b, h_ns(H_RESP) / 2);
 	m = h_take(&p.a, CM_MSG_MRA);
 	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
 	h_inject(&p.a, &p.b, &m);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_RCVD);
-	assert_int_equal(eng_apr(p.a.eng, p.aid, CM_APR_REJECTED, NULL, 0, NULL,
-				 0, h_now),
+	assert_int_equal(eng_apr(p.a.node.eng, p.aid, CM_APR_REJECTED, NULL, 0,
+				 NULL, 0, h_now),
 			 0);
 	h_deliver(&p.a, &p.b);
 	assert_int_equal(h_ev(&p.b, ENG_EV_APR_RECEIVED, p.bid).msg.apr.status,
@@ -2253,39 +2303,43 @@ static void test_mra_lap_api(void **state)
 	pair_init(&p, false);
 	pair_established(&p);
 	/* No LAP owed: -EINVAL, nothing sent, nothing changed. */
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, NULL, 0, h_now), -EINVAL);
-	assert_int_equal(h_pending(&p.b), 0);
-	assert_int_equal(eng_counters(p.b.eng)->unexpected_api, 1);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, 0, NULL, 0, NULL, 0, h_now),
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, 20, NULL, 0, h_now),
 			 -EINVAL);
-	assert_int_equal(eng_counters(p.b.eng)->unexpected_api, 2);
+	assert_int_equal(h_pending(&p.b), 0);
+	assert_int_equal(eng_counters(p.b.node.eng)->unexpected_api, 1);
+	assert_int_equal(
+		eng_apr(p.b.node.eng, p.bid, 0, NULL, 0, NULL, 0, h_now),
+		-EINVAL);
+	assert_int_equal(eng_counters(p.b.node.eng)->unexpected_api, 2);
 	pair_lap(&p);
 	/* Our own LAP waiting (a, LAP_SENT) is no LAP owed either. */
-	assert_int_equal(eng_mra(p.a.eng, p.aid, 20, NULL, 0, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.a.node.eng, p.aid, 20, NULL, 0, h_now),
+			 -EINVAL);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_SENT);
 	assert_int_equal(h_pending(&p.a), 0);
 
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 20, NULL, 0, h_now), 0);
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, 20, NULL, 0, h_now), 0);
 	m = h_take(&p.b, CM_MSG_MRA);
 	assert_int_equal(m.mra.service_timeout, 20);
 	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_SENT);
 	/* The MRA_DUE deadline went with it: no second, automatic MRA. */
-	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.b.node.eng) == ENG_NO_DEADLINE);
 	h_inject(&p.b, &p.a, &m);
-	assert_true(eng_next_deadline(p.a.eng) ==
+	assert_true(eng_next_deadline(p.a.node.eng) ==
 		    h_now + h_ns(20) + 2 * h_ns(H_PLT));
 	/* Asking for more time again, as in MRA_REQ_SENT: a new MRA. */
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 21, NULL, 0, h_now), 0);
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, 21, NULL, 0, h_now), 0);
 	m = h_take(&p.b, CM_MSG_MRA);
 	assert_int_equal(m.mra.service_timeout, 21);
 	/* ... which extends a's wait again in MRA_LAP_RCVD. */
 	h_advance(&p.a, &p.b, 1000);
 	h_inject(&p.b, &p.a, &m);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
-	assert_true(eng_next_deadline(p.a.eng) ==
+	assert_true(eng_next_deadline(p.a.node.eng) ==
 		    h_now + h_ns(21) + 2 * h_ns(H_PLT));
-	assert_int_equal(eng_mra(p.b.eng, p.bid, 32, NULL, 0, h_now), -EINVAL);
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, 32, NULL, 0, h_now),
+			 -EINVAL);
 	pair_fini(&p);
 }
 
@@ -2301,7 +2355,8 @@ static void test_mra_lap_rcvd_timeout(void **state)
 	pair_init(&p, false);
 	pair_established(&p);
 	pair_lap(&p);
-	assert_int_equal(eng_mra(p.b.eng, p.bid, H_SVC, NULL, 0, h_now), 0);
+	assert_int_equal(eng_mra(p.b.node.eng, p.bid, H_SVC, NULL, 0, h_now),
+			 0);
 	h_deliver(&p.b, &p.a);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
 	/* A LAP from b now crosses ours: refused with APR 3. */
@@ -2317,10 +2372,11 @@ static void test_mra_lap_rcvd_timeout(void **state)
 		struct cm_lap lap;
 
 		memset(&lap, 0, sizeof(lap));
-		assert_int_equal(eng_lap(p.a.eng, p.aid, &lap, h_now), -EINVAL);
+		assert_int_equal(eng_lap(p.a.node.eng, p.aid, &lap, h_now),
+				 -EINVAL);
 	}
 	/* b's app never answers: a resends after the MRA's wait. */
-	at = eng_next_deadline(p.a.eng);
+	at = eng_next_deadline(p.a.node.eng);
 	assert_true(at == h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT));
 	for (i = 0; i < H_RETRIES; i++) {
 		h_at(&p.a, NULL, at);
@@ -2328,7 +2384,7 @@ static void test_mra_lap_rcvd_timeout(void **state)
 		assert_int_equal(m.lap.local_comm_id, p.aid);
 		assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
 		at = h_now + rtx();
-		assert_true(eng_next_deadline(p.a.eng) == at);
+		assert_true(eng_next_deadline(p.a.node.eng) == at);
 	}
 	h_at(&p.a, NULL, at);
 	assert_int_equal(h_ev(&p.a, ENG_EV_LAP_ERROR, p.aid).status,
@@ -2340,7 +2396,7 @@ static void test_mra_lap_rcvd_timeout(void **state)
 	in.apr.local_comm_id = p.bid;
 	in.apr.remote_comm_id = p.aid;
 	h_inject(&p.b, &p.a, &in);
-	assert_int_equal(eng_counters(p.a.eng)->duplicates[CM_MSG_APR], 1);
+	assert_int_equal(eng_counters(p.a.node.eng)->duplicates[CM_MSG_APR], 1);
 	assert_int_equal(h_events_left(&p.a), 0);
 	pair_fini(&p);
 }
@@ -2354,11 +2410,13 @@ static void test_mra_lap_disconnect(void **state)
 	pair_init(&p, false);
 	pair_established(&p);
 	pair_lap(&p);
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_IDLE);
 	assert_int_equal(conn_of(&p.b, p.bid)->timer, CONN_TIMER_RETRANSMIT);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, 0, NULL, 0, NULL, 0, h_now),
-			 -EINVAL);
+	assert_int_equal(
+		eng_apr(p.b.node.eng, p.bid, 0, NULL, 0, NULL, 0, h_now),
+		-EINVAL);
 	h_pump(&p.a, &p.b);
 	h_ev(&p.a, ENG_EV_DREQ_RECEIVED, p.aid);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_IDLE);
@@ -2376,33 +2434,35 @@ static void test_establish_early(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_rep(&p);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	rtu = h_take(&p.a, CM_MSG_RTU); /* late */
-	assert_int_equal(eng_establish(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_establish(p.b.node.eng, p.bid, h_now), 0);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
 	ev = h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
 	assert_false(ev.has_msg);
 	assert_int_equal(ev.status, 0);
 	/* The REP's retransmission stopped. */
-	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.b.node.eng) == ENG_NO_DEADLINE);
 	h_advance(&p.a, &p.b, 10 * rtx());
 	assert_int_equal(h_pending(&p.b), 0);
 	/* The RTU arrives after all: a duplicate, no second event. */
 	h_inject(&p.a, &p.b, &rtu);
-	assert_int_equal(eng_counters(p.b.eng)->duplicates[CM_MSG_RTU], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->duplicates[CM_MSG_RTU], 1);
 	assert_int_equal(h_events_left(&p.b), 0);
-	assert_int_equal(eng_counters(p.b.eng)->established_early, 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->established_early, 1);
 	/* Once established: -EINVAL, nothing changes. */
-	assert_int_equal(eng_establish(p.b.eng, p.bid, h_now), -EINVAL);
-	assert_int_equal(eng_counters(p.b.eng)->established_early, 1);
+	assert_int_equal(eng_establish(p.b.node.eng, p.bid, h_now), -EINVAL);
+	assert_int_equal(eng_counters(p.b.node.eng)->established_early, 1);
 	/* The connection is an ordinary one from here on. */
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_DREQ_RECEIVED, p.aid);
-	assert_int_equal(eng_disconnect(p.a.eng, p.aid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
+			 0);
 	h_deliver(&p.a, &p.b);
 	h_ev(&p.b, ENG_EV_DREP_RECEIVED, p.bid);
-	tw = eng_next_deadline(p.b.eng);
+	tw = eng_next_deadline(p.b.node.eng);
 	h_at(&p.a, &p.b, tw);
 	h_ev(&p.b, ENG_EV_TIMEWAIT_EXIT, p.bid);
 	pair_fini(&p);
@@ -2417,11 +2477,11 @@ static void test_establish_mra_rep_rcvd(void **state)
 	pair_init(&p, false);
 	reach(&p, ENG_STATE_MRA_REP_RCVD);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_MRA_REP_RCVD);
-	assert_int_equal(eng_establish(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_establish(p.b.node.eng, p.bid, h_now), 0);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
 	ev = h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
 	assert_false(ev.has_msg);
-	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.b.node.eng) == ENG_NO_DEADLINE);
 	pair_fini(&p);
 }
 
@@ -2437,9 +2497,9 @@ static void test_establish_queued(void **state)
 	h_deliver(&p.a, &p.b);
 	p.bid = h_ev_noack(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
 	assert_int_equal(h_accept(&p.b, p.bid), 0);
-	assert_int_equal(eng_establish(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_establish(p.b.node.eng, p.bid, h_now), 0);
 	assert_int_equal(h_events_left(&p.b), 0);
-	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_ack(p.b.node.eng, p.bid, h_now), 0);
 	assert_false(h_ev(&p.b, ENG_EV_RTU_RECEIVED, p.bid).has_msg);
 	pair_fini(&p);
 }
@@ -2470,7 +2530,7 @@ static void test_establish_invalid(void **state)
 		pair_init(&p, false);
 		reach(&p, states[i]);
 		/* The id reach() left in the state: b's if it is, else a's. */
-		if (p.bid && eng_id_state(p.b.eng, p.bid, &st) == 0 &&
+		if (p.bid && eng_id_state(p.b.node.eng, p.bid, &st) == 0 &&
 		    st == states[i]) {
 			s = &p.b;
 			id = p.bid;
@@ -2480,22 +2540,25 @@ static void test_establish_invalid(void **state)
 		}
 		assert_int_equal(h_state(s, id), states[i]);
 		h_drop(s);
-		dl = eng_next_deadline(s->eng);
+		dl = eng_next_deadline(s->node.eng);
 		nev = s->nev;
-		api = eng_counters(s->eng)->unexpected_api;
-		assert_int_equal(eng_establish(s->eng, id, h_now), -EINVAL);
+		api = eng_counters(s->node.eng)->unexpected_api;
+		assert_int_equal(eng_establish(s->node.eng, id, h_now),
+				 -EINVAL);
 		assert_int_equal(h_state(s, id), states[i]);
 		assert_int_equal(h_pending(s), 0);
 		assert_int_equal(s->nev, nev);
-		assert_true(eng_next_deadline(s->eng) == dl);
-		assert_int_equal(eng_counters(s->eng)->unexpected_api, api + 1);
+		assert_true(eng_next_deadline(s->node.eng) == dl);
+		assert_int_equal(eng_counters(s->node.eng)->unexpected_api,
+				 api + 1);
 		pair_fini(&p);
 	}
 	{
 		struct h_side s;
 
 		h_init(&s, GUID_A, 1, false, 5);
-		assert_int_equal(eng_establish(s.eng, 0x1234, h_now), -ENOENT);
+		assert_int_equal(eng_establish(s.node.eng, 0x1234, h_now),
+				 -ENOENT);
 		h_fini(&s);
 	}
 }
@@ -2559,15 +2622,16 @@ static void test_port_down_every_state(void **state)
 		h_drop(who);
 		h_drop(peer);
 		who->evnext = who->nev;
-		dl = eng_next_deadline(who->eng);
+		dl = eng_next_deadline(who->node.eng);
 		/* Another port: nothing. */
-		assert_int_equal(eng_port_down(who->eng, 2, h_now), 0);
+		assert_int_equal(eng_port_down(who->node.eng, 2, h_now), 0);
 		assert_int_equal(h_state(who, id), pc->state);
-		assert_true(eng_next_deadline(who->eng) == dl);
-		assert_int_equal(eng_port_down(who->eng, ENG_MAX_PORTS, h_now),
-				 -EINVAL);
+		assert_true(eng_next_deadline(who->node.eng) == dl);
+		assert_int_equal(
+			eng_port_down(who->node.eng, ENG_MAX_PORTS, h_now),
+			-EINVAL);
 
-		assert_int_equal(eng_port_down(who->eng, 1, h_now), told);
+		assert_int_equal(eng_port_down(who->node.eng, 1, h_now), told);
 		if (h_state(who, id) != pc->after)
 			fail_msg("case %zu: %s -> %s, want %s", i,
 				 eng_state_name(pc->state),
@@ -2575,11 +2639,12 @@ static void test_port_down_every_state(void **state)
 				 eng_state_name(pc->after));
 		/* No MAD for the dead port, ever. */
 		assert_int_equal(h_pending(who), 0);
-		assert_int_equal(eng_counters(who->eng)->port_down, 2);
-		assert_int_equal(eng_counters(who->eng)->port_down_ids, told);
+		assert_int_equal(eng_counters(who->node.eng)->port_down, 2);
+		assert_int_equal(eng_counters(who->node.eng)->port_down_ids,
+				 told);
 		if (pc->ev < 0) {
 			assert_int_equal(h_events_left(who), 0);
-			assert_true(eng_next_deadline(who->eng) == dl);
+			assert_true(eng_next_deadline(who->node.eng) == dl);
 		} else {
 			ev = h_ev(who, (enum eng_event_type)pc->ev, id);
 			assert_int_equal(ev.status, -ENETDOWN);
@@ -2588,17 +2653,18 @@ static void test_port_down_every_state(void **state)
 		}
 		if (pc->after == ENG_STATE_IDLE ||
 		    pc->after == ENG_STATE_ESTABLISHED)
-			assert_true(eng_next_deadline(who->eng) ==
+			assert_true(eng_next_deadline(who->node.eng) ==
 					    ENG_NO_DEADLINE ||
 				    pc->ev < 0);
 		/* A second port down finds nothing more to fail. */
 		if (pc->after != ENG_STATE_ESTABLISHED)
-			assert_int_equal(eng_port_down(who->eng, 1, h_now), 0);
+			assert_int_equal(eng_port_down(who->node.eng, 1, h_now),
+					 0);
 		h_drop(who);
 		h_drop(peer);
 		/* The timers left run out without a MAD on the dead port. */
-		while (eng_next_deadline(who->eng) != ENG_NO_DEADLINE)
-			h_at(who, NULL, eng_next_deadline(who->eng));
+		while (eng_next_deadline(who->node.eng) != ENG_NO_DEADLINE)
+			h_at(who, NULL, eng_next_deadline(who->node.eng));
 		if (pc->after == ENG_STATE_TIMEWAIT)
 			h_ev(who, ENG_EV_TIMEWAIT_EXIT, id);
 		if (pc->ev >= 0)
@@ -2620,12 +2686,12 @@ static void test_port_down_rep_sent_rtu(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_rep(&p);
-	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(eng_port_down(p.b.node.eng, 1, h_now), 1);
 	assert_int_equal(h_ev(&p.b, ENG_EV_REP_ERROR, p.bid).status, -ENETDOWN);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_TIMEWAIT);
 	assert_int_equal(h_pending(&p.b), 0);
-	assert_int_equal(eng_counters(p.b.eng)->sent[CM_MSG_REJ], 0);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_counters(p.b.node.eng)->sent[CM_MSG_REJ], 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_deliver(&p.a, &p.b);
 	m = h_take(&p.b, CM_MSG_REJ);
 	assert_int_equal(m.rej.reason, CM_REJ_TIMEOUT);
@@ -2645,13 +2711,13 @@ static void test_port_down_listener(void **state)
 	(void)state;
 	pair_init(&p, false);
 	pair_req(&p);
-	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(eng_port_down(p.b.node.eng, 1, h_now), 1);
 	h_ev(&p.b, ENG_EV_REP_ERROR, p.bid);
 	assert_int_equal(h_state(&p.b, p.lid), ENG_STATE_LISTEN);
 	{
 		struct eng_listen_info li;
 
-		assert_int_equal(eng_listen_info(p.b.eng, p.lid, &li), 0);
+		assert_int_equal(eng_listen_info(p.b.node.eng, p.lid, &li), 0);
 		assert_int_equal(li.credits_used, 0);
 	}
 	h_connect(&p.a, &p.b, SID);
@@ -2674,12 +2740,12 @@ static void test_port_down_serialized(void **state)
 	p.aid = h_connect(&p.a, &p.b, SID);
 	h_deliver(&p.a, &p.b);
 	p.bid = h_ev_noack(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
-	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(eng_port_down(p.b.node.eng, 1, h_now), 1);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_IDLE);
 	assert_int_equal(h_events_left(&p.b), 0);
 	assert_int_equal(h_accept(&p.b, p.bid), -EINVAL);
-	assert_int_equal(eng_set_context(p.b.eng, p.bid, 0xabc), 0);
-	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	assert_int_equal(eng_set_context(p.b.node.eng, p.bid, 0xabc), 0);
+	assert_int_equal(eng_ack(p.b.node.eng, p.bid, h_now), 0);
 	ev = h_ev(&p.b, ENG_EV_REP_ERROR, p.bid);
 	assert_int_equal(ev.status, -ENETDOWN);
 	assert_int_equal(ev.context, 0xabc);
@@ -2689,24 +2755,25 @@ static void test_port_down_serialized(void **state)
 	/* Established with RTU_RECEIVED unacked and our LAP pending. */
 	pair_init(&p, false);
 	pair_rep(&p);
-	assert_int_equal(eng_rtu(p.a.eng, p.aid, NULL, h_now), 0);
+	assert_int_equal(eng_rtu(p.a.node.eng, p.aid, NULL, h_now), 0);
 	h_deliver(&p.a, &p.b);
 	h_ev_noack(&p.b, ENG_EV_RTU_RECEIVED, p.bid);
 	memset(&lap, 0, sizeof(lap));
-	assert_int_equal(eng_lap(p.b.eng, p.bid, &lap, h_now), 0);
+	assert_int_equal(eng_lap(p.b.node.eng, p.bid, &lap, h_now), 0);
 	h_drop(&p.b);
-	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(eng_port_down(p.b.node.eng, 1, h_now), 1);
 	assert_int_equal(h_events_left(&p.b), 0);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_IDLE);
-	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
-	assert_int_equal(eng_ack(p.b.eng, p.bid, h_now), 0);
+	assert_true(eng_next_deadline(p.b.node.eng) == ENG_NO_DEADLINE);
+	assert_int_equal(eng_ack(p.b.node.eng, p.bid, h_now), 0);
 	assert_int_equal(h_ev(&p.b, ENG_EV_LAP_ERROR, p.bid).status, -ENETDOWN);
 	assert_int_equal(h_ev(&p.b, ENG_EV_PORT_ERROR, p.bid).status,
 			 -ENETDOWN);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_ESTABLISHED);
 	assert_int_equal(h_pending(&p.b), 0);
 	/* The app decides: its DREQ goes out (and would time out). */
-	assert_int_equal(eng_disconnect(p.b.eng, p.bid, NULL, 0, h_now), 0);
+	assert_int_equal(eng_disconnect(p.b.node.eng, p.bid, NULL, 0, h_now),
+			 0);
 	h_take(&p.b, CM_MSG_DREQ);
 	pair_fini(&p);
 
@@ -2715,28 +2782,29 @@ static void test_port_down_serialized(void **state)
 	pair_established(&p);
 	pair_lap(&p);
 	h_drop(&p.a);
-	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(eng_port_down(p.b.node.eng, 1, h_now), 1);
 	assert_int_equal(h_ev(&p.b, ENG_EV_PORT_ERROR, p.bid).status,
 			 -ENETDOWN);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_RCVD);
-	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.b.node.eng) == ENG_NO_DEADLINE);
 	assert_int_equal(h_pending(&p.b), 0);
-	assert_int_equal(eng_apr(p.b.eng, p.bid, CM_APR_REJECTED, NULL, 0, NULL,
-				 0, h_now),
+	assert_int_equal(eng_apr(p.b.node.eng, p.bid, CM_APR_REJECTED, NULL, 0,
+				 NULL, 0, h_now),
 			 0);
 	h_deliver(&p.b, &p.a); /* the port is back */
 	h_ev(&p.a, ENG_EV_APR_RECEIVED, p.aid);
 	/* Our LAP in MRA_LAP_RCVD dies as in LAP_SENT. */
-	assert_int_equal(eng_lap(p.b.eng, p.bid, &lap, h_now), 0);
+	assert_int_equal(eng_lap(p.b.node.eng, p.bid, &lap, h_now), 0);
 	h_deliver(&p.b, &p.a);
 	h_ev(&p.a, ENG_EV_LAP_RECEIVED, p.aid);
-	assert_int_equal(eng_mra(p.a.eng, p.aid, H_SVC, NULL, 0, h_now), 0);
+	assert_int_equal(eng_mra(p.a.node.eng, p.aid, H_SVC, NULL, 0, h_now),
+			 0);
 	h_deliver(&p.a, &p.b);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_RCVD);
-	assert_int_equal(eng_port_down(p.b.eng, 1, h_now), 1);
+	assert_int_equal(eng_port_down(p.b.node.eng, 1, h_now), 1);
 	h_ev(&p.b, ENG_EV_LAP_ERROR, p.bid);
 	h_ev(&p.b, ENG_EV_PORT_ERROR, p.bid);
-	assert_true(eng_next_deadline(p.b.eng) == ENG_NO_DEADLINE);
+	assert_true(eng_next_deadline(p.b.node.eng) == ENG_NO_DEADLINE);
 	assert_int_equal(h_pending(&p.b), 0);
 	pair_fini(&p);
 }
@@ -2757,16 +2825,16 @@ static void test_port_down_silent(void **state)
 	/* A destroyed connection's DREQ tail: timewait, no event, freed. */
 	pair_init(&p, false);
 	pair_established(&p);
-	assert_int_equal(eng_destroy(p.a.eng, p.aid, h_now), 0);
+	assert_int_equal(eng_destroy(p.a.node.eng, p.aid, h_now), 0);
 	h_drop(&p.a);
 	assert_int_equal(conn_of(&p.a, p.aid)->state, ENG_STATE_DREQ_SENT);
-	assert_int_equal(eng_port_down(p.a.eng, 1, h_now), 0);
+	assert_int_equal(eng_port_down(p.a.node.eng, 1, h_now), 0);
 	assert_int_equal(conn_of(&p.a, p.aid)->state, ENG_STATE_TIMEWAIT);
 	assert_int_equal(h_pending(&p.a), 0);
 	assert_int_equal(h_events_left(&p.a), 0);
-	assert_int_equal(eng_counters(p.a.eng)->port_down_ids, 0);
-	h_at(&p.a, NULL, eng_next_deadline(p.a.eng));
-	assert_int_equal(eng_record_count(p.a.eng), 0);
+	assert_int_equal(eng_counters(p.a.node.eng)->port_down_ids, 0);
+	h_at(&p.a, NULL, eng_next_deadline(p.a.node.eng));
+	assert_int_equal(eng_record_count(p.a.node.eng), 0);
 	assert_int_equal(h_events_left(&p.a), 0);
 	pair_fini(&p);
 
@@ -2777,44 +2845,44 @@ static void test_port_down_silent(void **state)
 	 */
 	h_init(&a, GUID_A, 1, false, 3);
 	h_init_cfg(&b, GUID_B, 2, false, 4, &cfg);
-	assert_int_equal(eng_port_set(b.eng, 2, GUID_B, false), 0);
+	assert_int_equal(eng_port_set(b.node.eng, 2, GUID_B, false), 0);
 	lid = h_listen(&b, SID, 1);
 	ids[0] = h_connect(&a, &b, SID);
 	ids[1] = h_connect(&a, &b, SID);
 	ids[2] = h_connect(&a, &b, SID);
-	h_inject(&a, &b, &a.out[0].msg);
-	h_inject(&a, &b, &a.out[1].msg);
-	req3 = a.out[2].msg;
-	from2 = a.addr;
+	h_inject(&a, &b, &a.out.m[0].msg);
+	h_inject(&a, &b, &a.out.m[1].msg);
+	req3 = a.out.m[2].msg;
+	from2 = a.node.addr;
 	from2.port = 2; /* REQ 3 arrives on B's port 2 */
-	eng_recv(b.eng, &from2, &req3, h_now);
+	eng_recv(b.node.eng, &from2, &req3, h_now);
 	got = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
 	h_take(&b, CM_MSG_MRA);
 	h_take(&b, CM_MSG_MRA);
-	assert_int_equal(eng_listen_info(b.eng, lid, &li), 0);
+	assert_int_equal(eng_listen_info(b.node.eng, lid, &li), 0);
 	assert_int_equal(li.held, 2);
-	assert_int_equal(eng_record_count(b.eng), 4);
+	assert_int_equal(eng_record_count(b.node.eng), 4);
 
-	assert_int_equal(eng_port_down(b.eng, 1, h_now), 1);
+	assert_int_equal(eng_port_down(b.node.eng, 1, h_now), 1);
 	assert_int_equal(h_pending(&b), 0);
 	assert_int_equal(h_ev(&b, ENG_EV_REP_ERROR, got).status, -ENETDOWN);
 	ev = h_ev(&b, ENG_EV_REQ_RECEIVED, 0);
 	assert_int_equal(ev.msg.req.local_comm_id, ids[2]);
 	assert_int_equal(ev.addr.port, 2);
 	assert_int_equal(h_events_left(&b), 0);
-	assert_int_equal(eng_listen_info(b.eng, lid, &li), 0);
+	assert_int_equal(eng_listen_info(b.node.eng, lid, &li), 0);
 	assert_int_equal(li.held, 0);
 	assert_int_equal(li.credits_used, 1);
 	/* Listener, the failed id (IDLE, the client's) and REQ 3's id. */
-	assert_int_equal(eng_record_count(b.eng), 3);
+	assert_int_equal(eng_record_count(b.node.eng), 3);
 	assert_int_equal(h_state(&b, got), ENG_STATE_IDLE);
 	assert_int_equal(h_state(&b, ev.id), ENG_STATE_MRA_REQ_SENT);
 	/* The port-2 id is untouched by port 1 and fails with port 2. */
-	assert_int_equal(eng_port_down(b.eng, 1, h_now), 0);
-	assert_int_equal(eng_port_down(b.eng, 2, h_now), 1);
+	assert_int_equal(eng_port_down(b.node.eng, 1, h_now), 0);
+	assert_int_equal(eng_port_down(b.node.eng, 2, h_now), 1);
 	h_ev(&b, ENG_EV_REP_ERROR, ev.id);
-	assert_int_equal(eng_counters(b.eng)->port_down, 3);
-	assert_int_equal(eng_counters(b.eng)->port_down_ids, 2);
+	assert_int_equal(eng_counters(b.node.eng)->port_down, 3);
+	assert_int_equal(eng_counters(b.node.eng)->port_down_ids, 2);
 	assert_int_equal(h_pending(&b), 0);
 	h_fini(&a);
 	h_fini(&b);
@@ -2876,39 +2944,40 @@ static void test_deferred_then_sent(void **state)
 	t0 = h_now;
 	p.aid = h_connect(&p.a, &p.b, SID);
 	p.a.defer_send = false;
-	assert_true(eng_next_deadline(p.a.eng) == t0 + rtx());
-	assert_int_equal(eng_counters(p.a.eng)->send_deferred, 1);
+	assert_true(eng_next_deadline(p.a.node.eng) == t0 + rtx());
+	assert_int_equal(eng_counters(p.a.node.eng)->send_deferred, 1);
 	req = h_take(&p.a, CM_MSG_REQ);
 
 	/* The timer fires while the REQ is still held: no copy, no retry. */
 	h_at(&p.a, NULL, t0 + rtx());
 	assert_int_equal(h_pending(&p.a), 0);
-	assert_int_equal(eng_counters(p.a.eng)->retransmitted[CM_MSG_REQ], 0);
-	assert_true(eng_next_deadline(p.a.eng) == t0 + 2 * rtx());
+	assert_int_equal(eng_counters(p.a.node.eng)->retransmitted[CM_MSG_REQ],
+			 0);
+	assert_true(eng_next_deadline(p.a.node.eng) == t0 + 2 * rtx());
 
 	/* It leaves later: the wait restarts from now. */
 	h_now = t0 + rtx() + rtx() / 2;
-	eng_send_done(p.a.eng, 1, &req, 0, h_now);
-	assert_true(eng_next_deadline(p.a.eng) == h_now + rtx());
+	eng_send_done(p.a.node.eng, 1, &req, 0, h_now);
+	assert_true(eng_next_deadline(p.a.node.eng) == h_now + rtx());
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REQ_SENT);
 	assert_int_equal(h_events_left(&p.a), 0);
 	/* A second outcome for it is stale: nothing moves. */
-	eng_send_done(p.a.eng, 1, &req, 0, h_now + 5);
-	assert_true(eng_next_deadline(p.a.eng) == h_now + rtx());
-	assert_int_equal(eng_counters(p.a.eng)->send_done_stale, 1);
+	eng_send_done(p.a.node.eng, 1, &req, 0, h_now + 5);
+	assert_true(eng_next_deadline(p.a.node.eng) == h_now + rtx());
+	assert_int_equal(eng_counters(p.a.node.eng)->send_done_stale, 1);
 
 	/* All H_RETRIES retries are still there after it. */
 	for (int i = 0; i < H_RETRIES; i++) {
-		h_at(&p.a, NULL, eng_next_deadline(p.a.eng));
+		h_at(&p.a, NULL, eng_next_deadline(p.a.node.eng));
 		h_take(&p.a, CM_MSG_REQ);
 	}
-	h_at(&p.a, NULL, eng_next_deadline(p.a.eng));
+	h_at(&p.a, NULL, eng_next_deadline(p.a.node.eng));
 	h_take(&p.a, CM_MSG_REJ);
 	assert_int_equal(h_ev(&p.a, ENG_EV_REQ_ERROR, p.aid).status,
 			 -ETIMEDOUT);
 
 	/* An outcome that comes for a record long gone changes nothing. */
-	eng_send_done(p.a.eng, 1, &req, -EHOSTUNREACH, h_now);
+	eng_send_done(p.a.node.eng, 1, &req, -EHOSTUNREACH, h_now);
 	assert_int_equal(h_events_left(&p.a), 0);
 	pair_fini(&p);
 }
@@ -2925,14 +2994,14 @@ static void test_deferred_sent_after_answer(void **state)
 	p.a.defer_send = true;
 	p.aid = h_connect(&p.a, &p.b, SID);
 	p.a.defer_send = false;
-	req = p.a.out[p.a.next].msg;
+	req = p.a.out.m[p.a.out.next].msg;
 	h_deliver(&p.a, &p.b);
 	p.bid = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
 	assert_int_equal(h_accept(&p.b, p.bid), 0);
 	h_deliver(&p.b, &p.a);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REP_RCVD);
 	/* Late news of the REQ: the record waits on nothing of ours. */
-	eng_send_done(p.a.eng, 1, &req, -EHOSTUNREACH, h_now);
+	eng_send_done(p.a.node.eng, 1, &req, -EHOSTUNREACH, h_now);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_REP_RCVD);
 	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
 	assert_int_equal(h_events_left(&p.a), 0);
@@ -2988,12 +3057,12 @@ static void test_deferred_then_failed(void **state)
 		who->evnext = who->nev;
 		/* Its next retransmission is the one the transport holds. */
 		who->defer_send = true;
-		h_at(who, NULL, eng_next_deadline(who->eng));
+		h_at(who, NULL, eng_next_deadline(who->node.eng));
 		who->defer_send = false;
 		m = h_take(who, uc->msg);
 		assert_int_equal(h_pending(who), 0);
 
-		eng_send_done(who->eng, 1, &m, -EHOSTUNREACH, h_now);
+		eng_send_done(who->node.eng, 1, &m, -EHOSTUNREACH, h_now);
 		if (h_state(who, id) != uc->after)
 			fail_msg("case %zu: %s -> %s, want %s", i,
 				 eng_state_name(uc->state),
@@ -3003,13 +3072,13 @@ static void test_deferred_then_failed(void **state)
 		assert_int_equal(ev.status, -EHOSTUNREACH);
 		assert_int_equal(h_events_left(who), 0);
 		assert_int_equal(h_pending(who), 0);
-		assert_int_equal(eng_counters(who->eng)->unreachable, 1);
+		assert_int_equal(eng_counters(who->node.eng)->unreachable, 1);
 		/* The same news again: exactly one event, still. */
-		eng_send_done(who->eng, 1, &m, -EHOSTUNREACH, h_now);
+		eng_send_done(who->node.eng, 1, &m, -EHOSTUNREACH, h_now);
 		assert_int_equal(h_events_left(who), 0);
 		/* Timers run out with nothing sent to the unreachable peer. */
-		while (eng_next_deadline(who->eng) != ENG_NO_DEADLINE)
-			h_at(who, NULL, eng_next_deadline(who->eng));
+		while (eng_next_deadline(who->node.eng) != ENG_NO_DEADLINE)
+			h_at(who, NULL, eng_next_deadline(who->node.eng));
 		if (uc->after == ENG_STATE_TIMEWAIT)
 			h_ev(who, ENG_EV_TIMEWAIT_EXIT, id);
 		assert_int_equal(h_pending(who), 0);

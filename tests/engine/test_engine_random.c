@@ -4,7 +4,9 @@
  * duplicates, reorders and delays MADs under a seeded schedule; both sides
  * listen and connect to each other, and their clients accept, reject,
  * disconnect and destroy at random moments. Every MAD goes through the real
- * encoder and decoder on its way.
+ * encoder and decoder on its way. The nodes, the wire and the clock are the
+ * shared fake fabric's (tests/lib/fake_fabric.h); the schedule is this
+ * test's.
  *
  * Invariants, checked as events arrive or after every run:
  *   - every connect gets exactly one first outcome (REP_RECEIVED,
@@ -33,6 +35,7 @@
 
 #include <cmocka.h>
 
+#include "../lib/fake_fabric.h"
 #include "cm_engine.h"
 #include "conn.h"
 #include "log.h"
@@ -72,10 +75,7 @@ struct rec {
 
 struct side {
 	int idx;
-	struct eng *eng;
-	uint64_t guid;
-	struct eng_addr addr;
-	uint64_t rnd;
+	struct ff_node node;
 	uint32_t next_qpn;
 	uint32_t lid;
 	uint32_t pool[64]; /* QPNs of destroyed ids, for stale reuse */
@@ -91,11 +91,12 @@ struct sev {
 	int side;
 	uint32_t id;
 	bool mad;
-	uint8_t buf[CM_MAD_SIZE];
+	struct ff_mad m; /* if mad: arrives at node m.dest */
 };
 
 static struct sim {
 	struct side s[2];
+	struct ff fab_nodes;
 	struct sev *q;
 	size_t qn, qcap;
 	uint64_t seq, now, rnd;
@@ -104,22 +105,14 @@ static struct sim {
 	unsigned long mads, dropped, duped, events, reused;
 } sim;
 
-static uint64_t rnd64(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
 static unsigned int pct(void)
 {
-	return (unsigned int)(rnd64(&sim.rnd) >> 33) % 100;
+	return (unsigned int)(ff_rand64(&sim.rnd) >> 33) % 100;
 }
 
 static uint64_t upto(uint64_t n)
 {
-	return n ? (rnd64(&sim.rnd) >> 11) % n : 0;
+	return n ? (ff_rand64(&sim.rnd) >> 11) % n : 0;
 }
 
 static void q_push(struct sev *e)
@@ -210,12 +203,17 @@ static int fab_send(void *ctx, const struct eng_addr *to,
 		    const struct cm_msg *msg)
 {
 	struct side *s = ctx;
+	uint8_t buf[CM_MAD_SIZE];
+	struct cm_fault f;
 	struct sev e;
 	int copies = 1, i;
 
-	(void)to;
 	memset(&e, 0, sizeof(e));
-	assert_int_equal(cm_mad_encode(msg, e.buf), 0);
+	assert_int_equal(ff_wire(msg, buf, &e.m.msg, 0, &f), 0);
+	e.m.from = s->node.addr;
+	e.m.to = *to;
+	e.m.dest = ff_route(&sim.fab_nodes, to);
+	assert_int_equal(e.m.dest, !s->idx);
 	sim.mads++;
 	if (pct() < sim.fab->drop_pct &&
 	    (msg->type != CM_MSG_REJ || sim.fab->drop_rej)) {
@@ -228,7 +226,7 @@ static int fab_send(void *ctx, const struct eng_addr *to,
 	}
 	for (i = 0; i < copies; i++) {
 		e.mad = true;
-		e.side = !s->idx;
+		e.side = e.m.dest;
 		e.at = sim.now + 2 * US + upto(50 * US);
 		if (pct() < sim.fab->reorder_pct)
 			e.at += upto(20 * MS);
@@ -286,7 +284,7 @@ static uint32_t fab_random(void *ctx)
 {
 	struct side *s = ctx;
 
-	return (uint32_t)(rnd64(&s->rnd) >> 32);
+	return ff_random(&s->node);
 }
 
 static const struct eng_ops fab_ops = { fab_send, fab_deliver, fab_random,
@@ -298,27 +296,25 @@ static void side_init(struct side *s, int idx, uint64_t seed, size_t count)
 
 	memset(s, 0, sizeof(*s));
 	s->idx = idx;
-	s->guid = 0x0002c90300000000ULL | (uint64_t)(idx + 1) << 8;
-	s->addr.port = 1;
-	s->addr.lid = (uint16_t)(idx + 1);
-	s->addr.qpn = 1;
-	s->rnd = seed * 2 + idx + 1;
 	s->next_qpn = 0x1000;
 	for (s->cap = 64; s->cap < count * 8; s->cap *= 2)
 		;
 	s->recs = calloc(s->cap, sizeof(*s->recs));
 	assert_non_null(s->recs);
-	s->eng = eng_new(&fab_ops, s, &cfg);
-	assert_non_null(s->eng);
-	assert_int_equal(eng_port_set(s->eng, 1, s->guid, false), 0);
-	assert_int_equal(eng_create_id(s->eng, 1, 0, &s->lid), 0);
+	assert_int_equal(ff_node_init(&s->node, &fab_ops, s, &cfg, FF_GUID(idx),
+				      (uint16_t)(idx + 1), false,
+				      seed * 2 + idx + 1),
+			 0);
+	ff_add(&sim.fab_nodes, &s->node);
+	assert_int_equal(eng_create_id(s->node.eng, 1, 0, &s->lid), 0);
 	/* A small backlog so that holding and refusing happen too. */
-	assert_int_equal(eng_listen(s->eng, s->lid, SID, UINT64_MAX, 64, 0), 0);
+	assert_int_equal(
+		eng_listen(s->node.eng, s->lid, SID, UINT64_MAX, 64, 0), 0);
 }
 
 static void side_fini(struct side *s)
 {
-	eng_free(s->eng);
+	ff_node_fini(&s->node);
 	free(s->recs);
 }
 
@@ -329,7 +325,7 @@ static void do_connect(struct side *s)
 	uint32_t id;
 
 	memset(&p, 0, sizeof(p));
-	p.dest = sim.s[!s->idx].addr;
+	p.dest = sim.s[!s->idx].node.addr;
 	p.packet_life_time = 8;
 	p.req.service_id = SID;
 	p.req.local_qpn = s->next_qpn++;
@@ -348,11 +344,11 @@ static void do_connect(struct side *s)
 	p.req.max_cm_retries = 15;
 	p.req.transport_type = CM_TRANSPORT_RC;
 	p.req.path_mtu = CM_MTU_1024;
-	assert_int_equal(eng_create_id(s->eng, 2, 0, &id), 0);
+	assert_int_equal(eng_create_id(s->node.eng, 2, 0, &id), 0);
 	r = rec_find(s, id, true);
 	r->active = true;
 	r->qpn = p.req.local_qpn;
-	assert_int_equal(eng_connect(s->eng, id, &p, sim.now), 0);
+	assert_int_equal(eng_connect(s->node.eng, id, &p, sim.now), 0);
 	if (sim.phase == 0 && pct() < 4)
 		schedule(s->idx, id, ACT_DESTROY, upto(60 * MS));
 	else if (sim.phase == 0 && pct() < 2)
@@ -370,7 +366,7 @@ static void do_destroy(struct side *s, struct rec *r)
 {
 	if (r->qpn)
 		s->pool[s->npool < 64 ? s->npool++ : upto(64)] = r->qpn;
-	assert_int_equal(eng_destroy(s->eng, r->id, sim.now), 0);
+	assert_int_equal(eng_destroy(s->node.eng, r->id, sim.now), 0);
 	r->destroyed = true;
 	r->unacked = false;
 }
@@ -381,7 +377,7 @@ static void do_destroy(struct side *s, struct rec *r)
  */
 static void maybe_comm_est(struct side *s, uint32_t id, int rc)
 {
-	struct conn *c = ctab_local_find(&s->eng->by_local, id);
+	struct conn *c = ctab_local_find(&s->node.eng->by_local, id);
 
 	if (rc || !c || pct() >= 30)
 		return;
@@ -399,8 +395,8 @@ static void answer(struct side *s, struct rec *r)
 
 	/* The ack may deliver the next event at once: clear first. */
 	r->unacked = false;
-	assert_int_equal(eng_ack(s->eng, id, sim.now), 0);
-	assert_int_equal(eng_id_state(s->eng, id, &st), 0);
+	assert_int_equal(eng_ack(s->node.eng, id, sim.now), 0);
+	assert_int_equal(eng_id_state(s->node.eng, id, &st), 0);
 	switch (last) {
 	case ENG_EV_REQ_RECEIVED:
 		if (sim.phase != 2 && p < 65) {
@@ -408,20 +404,20 @@ static void answer(struct side *s, struct rec *r)
 			rep.local_qpn = s->next_qpn++;
 			rep.target_ack_delay = 6;
 			r->qpn = rep.local_qpn;
-			check_rc(eng_accept(s->eng, id, &rep, sim.now),
+			check_rc(eng_accept(s->node.eng, id, &rep, sim.now),
 				 "accept");
 			/* The passive client may vanish mid-handshake too. */
 			if (sim.phase == 0 && pct() < 4)
 				schedule(s->idx, id, ACT_DESTROY,
 					 upto(40 * MS));
 		} else if (p < 78) {
-			check_rc(eng_reject(s->eng, id, &rej, sim.now),
+			check_rc(eng_reject(s->node.eng, id, &rej, sim.now),
 				 "reject");
 		} else if (p < 83) {
 			do_destroy(s, r);
 			return;
 		} else if (p < 90) {
-			check_rc(eng_mra(s->eng, id, 15, NULL, 0, sim.now),
+			check_rc(eng_mra(s->node.eng, id, 15, NULL, 0, sim.now),
 				 "mra");
 			schedule(s->idx, id, ACT_ACCEPT_LATE, upto(80 * MS));
 			return;
@@ -433,12 +429,12 @@ static void answer(struct side *s, struct rec *r)
 		break;
 	case ENG_EV_REP_RECEIVED:
 		if (sim.phase == 2 || p < 85) {
-			int rc = eng_rtu(s->eng, id, NULL, sim.now);
+			int rc = eng_rtu(s->node.eng, id, NULL, sim.now);
 
 			check_rc(rc, "rtu");
 			maybe_comm_est(s, id, rc);
 		} else if (p < 92) {
-			check_rc(eng_reject(s->eng, id, &rej, sim.now),
+			check_rc(eng_reject(s->node.eng, id, &rej, sim.now),
 				 "reject rep");
 		} else if (p < 95) {
 			do_destroy(s, r);
@@ -458,7 +454,8 @@ static void answer(struct side *s, struct rec *r)
 		break;
 	case ENG_EV_DREQ_RECEIVED:
 		if (p < 90)
-			check_rc(eng_disconnect(s->eng, id, NULL, 0, sim.now),
+			check_rc(eng_disconnect(s->node.eng, id, NULL, 0,
+						sim.now),
 				 "drep");
 		else
 			do_destroy(s, r);
@@ -479,7 +476,7 @@ static void answer(struct side *s, struct rec *r)
 	case ENG_EV__COUNT:
 		break;
 	}
-	if (!r->destroyed && eng_id_state(s->eng, id, &st) == 0 &&
+	if (!r->destroyed && eng_id_state(s->node.eng, id, &st) == 0 &&
 	    st == ENG_STATE_IDLE)
 		do_destroy(s, r);
 }
@@ -509,10 +506,11 @@ static void run_action(struct sev *e)
 		memset(&rep, 0, sizeof(rep));
 		rep.local_qpn = s->next_qpn++;
 		rep.target_ack_delay = 6;
-		check_rc(eng_accept(s->eng, r->id, &rep, sim.now), "accept");
+		check_rc(eng_accept(s->node.eng, r->id, &rep, sim.now),
+			 "accept");
 		break;
 	case ACT_RTU_LATE: {
-		int rc = eng_rtu(s->eng, r->id, NULL, sim.now);
+		int rc = eng_rtu(s->node.eng, r->id, NULL, sim.now);
 
 		check_rc(rc, "rtu");
 		maybe_comm_est(s, r->id, rc);
@@ -520,10 +518,11 @@ static void run_action(struct sev *e)
 	}
 	case ACT_COMM_EST:
 		/* -EINVAL: the RTU came first, or the id moved on. */
-		check_rc(eng_establish(s->eng, r->id, sim.now), "establish");
+		check_rc(eng_establish(s->node.eng, r->id, sim.now),
+			 "establish");
 		break;
 	case ACT_DISCONNECT:
-		check_rc(eng_disconnect(s->eng, r->id, NULL, 0, sim.now),
+		check_rc(eng_disconnect(s->node.eng, r->id, NULL, 0, sim.now),
 			 "disconnect");
 		break;
 	case ACT_DESTROY:
@@ -533,45 +532,37 @@ static void run_action(struct sev *e)
 	case ACT_CONNECT:
 		break;
 	}
-	if (!r->unacked && eng_id_state(s->eng, r->id, &st) == 0 &&
+	if (!r->unacked && eng_id_state(s->node.eng, r->id, &st) == 0 &&
 	    st == ENG_STATE_IDLE && r->got_event)
 		do_destroy(s, r);
+}
+
+/* What the schedule says happens now: a MAD arrives, or a client acts. */
+static void run_event(struct sev *e)
+{
+	if (e->mad)
+		ff_recv(&sim.s[e->m.dest].node, &e->m, sim.now);
+	else
+		run_action(e);
 }
 
 static void run_until_quiet(void)
 {
 	for (;;) {
 		uint64_t tq = sim.qn ? sim.q[0].at : ENG_NO_DEADLINE;
-		uint64_t ta = eng_next_deadline(sim.s[0].eng);
-		uint64_t tb = eng_next_deadline(sim.s[1].eng);
-		uint64_t t = tq;
+		uint64_t td = ff_next_deadline(&sim.fab_nodes);
+		uint64_t t = td < tq ? td : tq;
 		struct sev e;
 
-		t = ta < t ? ta : t;
-		t = tb < t ? tb : t;
 		if (t == ENG_NO_DEADLINE)
 			return;
 		if (t > sim.now)
 			sim.now = t;
 		if (tq == t) {
 			q_pop(&e);
-			if (e.mad) {
-				struct cm_msg m;
-				struct cm_fault f;
-				struct side *to = &sim.s[e.side];
-
-				assert_int_equal(cm_mad_decode(e.buf,
-							       CM_MAD_SIZE, 0,
-							       &m, &f),
-						 0);
-				eng_recv(to->eng, &sim.s[!e.side].addr, &m,
-					 sim.now);
-			} else {
-				run_action(&e);
-			}
+			run_event(&e);
 		} else {
-			eng_run_timers(sim.s[0].eng, sim.now);
-			eng_run_timers(sim.s[1].eng, sim.now);
+			ff_run_timers(&sim.fab_nodes, sim.now);
 		}
 	}
 }
@@ -592,7 +583,7 @@ static unsigned int check_matching(void)
 
 			if (!r->used || r->destroyed)
 				continue;
-			c = ctab_local_find(&s->eng->by_local, r->id);
+			c = ctab_local_find(&s->node.eng->by_local, r->id);
 			assert_non_null(c);
 			/* Quiet: nobody waits for an answer. */
 			if (c->state != ENG_STATE_ESTABLISHED &&
@@ -603,7 +594,8 @@ static unsigned int check_matching(void)
 			if (c->state != ENG_STATE_ESTABLISHED)
 				continue;
 			est++;
-			pc = ctab_local_find(&o->eng->by_local, c->remote_id);
+			pc = ctab_local_find(&o->node.eng->by_local,
+					     c->remote_id);
 			if (!pc || pc->state != ENG_STATE_ESTABLISHED ||
 			    pc->remote_id != c->local_id) {
 				bad++;
@@ -658,32 +650,18 @@ static void run(const struct fab_cfg *fab)
 		if (sim.now > 1000 * MS + count * 200 * US)
 			break;
 		{
-			uint64_t ta = eng_next_deadline(sim.s[0].eng);
-			uint64_t tb = eng_next_deadline(sim.s[1].eng);
-			uint64_t t = ta < tb ? ta : tb;
+			uint64_t t = ff_next_deadline(&sim.fab_nodes);
 
 			if (t < sim.q[0].at) {
 				sim.now = t > sim.now ? t : sim.now;
-				eng_run_timers(sim.s[0].eng, sim.now);
-				eng_run_timers(sim.s[1].eng, sim.now);
+				ff_run_timers(&sim.fab_nodes, sim.now);
 				continue;
 			}
 		}
 		q_pop(&e);
 		if (e.at > sim.now)
 			sim.now = e.at;
-		if (e.mad) {
-			struct cm_msg m;
-			struct cm_fault f;
-
-			assert_int_equal(
-				cm_mad_decode(e.buf, CM_MAD_SIZE, 0, &m, &f),
-				0);
-			eng_recv(sim.s[e.side].eng, &sim.s[!e.side].addr, &m,
-				 sim.now);
-		} else {
-			run_action(&e);
-		}
+		run_event(&e);
 	}
 	/* Phase 1: clients answer everything; run until nothing moves. */
 	sim.phase = 1;
@@ -710,8 +688,8 @@ static void run(const struct fab_cfg *fab)
 			if (!r->used || r->destroyed)
 				continue;
 			if (r->id & 1)
-				check_rc(eng_disconnect(s->eng, r->id, NULL, 0,
-							sim.now),
+				check_rc(eng_disconnect(s->node.eng, r->id,
+							NULL, 0, sim.now),
 					 "disconnect");
 			else
 				do_destroy(s, r);
@@ -729,15 +707,16 @@ static void run(const struct fab_cfg *fab)
 	}
 	run_until_quiet();
 	for (k = 0, live = 0; k < 2; k++)
-		live += eng_record_count(sim.s[k].eng);
+		live += eng_record_count(sim.s[k].node.eng);
 	/* Only the two listeners remain. */
 	assert_int_equal(live, 2);
 	for (k = 0; k < 2; k++) {
-		const struct eng_counters *c = eng_counters(sim.s[k].eng);
+		const struct eng_counters *c = eng_counters(sim.s[k].node.eng);
 
 		assert_int_equal(
-			eng_destroy(sim.s[k].eng, sim.s[k].lid, sim.now), 0);
-		assert_int_equal(eng_record_count(sim.s[k].eng), 0);
+			eng_destroy(sim.s[k].node.eng, sim.s[k].lid, sim.now),
+			0);
+		assert_int_equal(eng_record_count(sim.s[k].node.eng), 0);
 		printf("# side %d: REQ sent %llu rtx %llu, REP sent %llu "
 		       "rtx %llu, dup REQ %llu, MRA sent %llu, REJ sent %llu, "
 		       "held %llu, backlog-rejected %llu, timeouts %llu, "

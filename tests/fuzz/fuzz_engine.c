@@ -3,7 +3,8 @@
  * Stateful fuzz target for the CM engine (daemon/, cm_engine.h): the input
  * is a program that drives one engine (loopback: it talks to itself) or two
  * engines wired back to back through an in-memory MAD queue the program
- * controls, with a fake clock. Real protocol exchanges happen; the program
+ * controls, with a fake clock: the fake fabric of the engine tests
+ * (tests/lib/fake_fabric.h). Real protocol exchanges happen; the program
  * decides which MAD arrives, twice, late or never, what each client does
  * and when, and injects MADs of its own.
  *
@@ -74,6 +75,7 @@
  */
 #include "../../daemon/cm_engine.h"
 #include "../../daemon/log.h"
+#include "../lib/fake_fabric.h"
 #include "cm_mad.h"
 #include "fuzz.h"
 
@@ -137,9 +139,7 @@ struct track {
 
 struct side {
 	int idx;
-	struct eng *eng;
-	uint64_t guid;
-	struct eng_addr addr; /* how the others reach this engine */
+	struct ff_node node;
 	/* One allocation each: a track stays put while the array grows, as
 	 * it may while a call we are in delivers a new passive id. */
 	struct track **t;
@@ -147,20 +147,14 @@ struct side {
 	uint64_t nsent; /* its ops.send calls */
 };
 
-struct qmad {
-	int to;
-	struct eng_addr from;
-	uint8_t buf[CM_MAD_SIZE];
-};
-
 static struct fz {
 	struct side s[2];
 	int nsides;
+	struct ff fab; /* the nsides nodes */
 	bool const_random;
 	uint64_t rnd;
 	uint64_t now;
-	struct qmad q[QCAP];
-	size_t qhead, qn;
+	struct ff_queue q; /* at most QCAP in flight */
 	unsigned long nsent; /* MADs the engines handed to ops.send */
 	const uint8_t *p;
 	size_t left;
@@ -327,7 +321,7 @@ static uint64_t value_pick(void)
 	case 0:
 		return s->n ? s->t[u8() % s->n]->id : 0;
 	case 1:
-		return s->guid;
+		return s->node.guid;
 	case 2:
 		return qpn_pick(u8());
 	case 3:
@@ -397,7 +391,7 @@ static bool walk_info(struct side *s, uint32_t id, struct eng_conn_info *out)
 	struct walk_find w = { .id = id, .out = out };
 
 	memset(out, 0, sizeof(*out));
-	eng_walk(s->eng, walk_find_fn, &w);
+	eng_walk(s->node.eng, walk_find_fn, &w);
 	return w.found;
 }
 
@@ -405,10 +399,10 @@ static void snap_take(struct side *s, uint32_t id, struct snap *sn)
 {
 	memset(sn, 0, sizeof(*sn));
 	sn->found = walk_info(s, id, &sn->info);
-	sn->records = eng_record_count(s->eng);
-	sn->deadline = eng_next_deadline(s->eng);
+	sn->records = eng_record_count(s->node.eng);
+	sn->deadline = eng_next_deadline(s->node.eng);
 	sn->nsent = fz.nsent;
-	sn->lis = eng_listen_info(s->eng, id, &sn->li) == 0;
+	sn->lis = eng_listen_info(s->node.eng, id, &sn->li) == 0;
 }
 
 static void snap_same(const struct snap *a, const struct snap *b)
@@ -492,23 +486,26 @@ static void check_event_msg(const struct eng_event *ev)
 		FUZZ_CHECK(!ev->has_msg);
 }
 
-static void check_roundtrip(const struct cm_msg *msg)
+/* What the peer gets of 'msg', in 'out': the same, field by field. */
+static void check_roundtrip(const struct cm_msg *msg, struct cm_msg *out)
 {
 	const struct cm_msg_desc *d = cm_msg_desc(msg->type);
 	uint8_t buf[CM_MAD_SIZE];
 	struct cm_msg back;
-	struct cm_fault f;
+	struct cm_fault f = { .code = 0 };
+	int rc;
 
 	FUZZ_CHECK(d);
 	FUZZ_CHECK(msg->hdr.attr_id == d->attr_id);
 	FUZZ_CHECK(msg->hdr.method == CM_METHOD_SEND);
-	FUZZ_CHECK(cm_mad_encode(msg, buf) == 0);
-	if (cm_mad_decode(buf, sizeof(buf), CM_DECODE_STRICT, &back, &f))
-		fprintf(stderr, "sent %s does not decode: %s, %s = %llu\n",
+	rc = ff_wire(msg, buf, &back, CM_DECODE_STRICT, &f);
+	if (rc)
+		fprintf(stderr,
+			"sent %s does not encode and decode: %s, "
+			"%s = %llu\n",
 			cm_msg_type_name(msg->type), cm_fault_str(f.code),
 			f.field ? f.field : "-", (unsigned long long)f.value);
-	FUZZ_CHECK(cm_mad_decode(buf, sizeof(buf), CM_DECODE_STRICT, &back,
-				 &f) == 0);
+	FUZZ_CHECK(rc == 0);
 	FUZZ_CHECK(back.type == msg->type);
 	FUZZ_CHECK(back.hdr.base_version == msg->hdr.base_version);
 	FUZZ_CHECK(back.hdr.mgmt_class == msg->hdr.mgmt_class);
@@ -529,6 +526,7 @@ static void check_roundtrip(const struct cm_msg *msg)
 					(const uint8_t *)&msg->req + fd->offset,
 					fd->width / 8));
 	}
+	*out = back;
 }
 
 /*
@@ -537,7 +535,7 @@ static void check_roundtrip(const struct cm_msg *msg)
  */
 static void check_reentry(struct side *s, uint32_t id)
 {
-	struct eng *e = s->eng;
+	struct eng *e = s->node.eng;
 	const struct eng_counters *c = eng_counters(e);
 	uint64_t deadline = eng_next_deadline(e);
 	size_t records = eng_record_count(e);
@@ -560,7 +558,7 @@ static void check_reentry(struct side *s, uint32_t id)
 	eng_run_timers(e, UINT64_MAX - 1);
 	cm_msg_init(&m, CM_MSG_DREQ, 1);
 	m.dreq.remote_comm_id = id;
-	eng_recv(e, &peer_of(s)->addr, &m, fz.now);
+	eng_recv(e, &peer_of(s)->node.addr, &m, fz.now);
 	FUZZ_CHECK(eng_next_deadline(e) == deadline);
 	FUZZ_CHECK(eng_record_count(e) == records);
 	FUZZ_CHECK(c->received[CM_MSG_DREQ] == rcvd);
@@ -572,26 +570,20 @@ static int fz_send(void *ctx, const struct eng_addr *to,
 		   const struct cm_msg *msg)
 {
 	struct side *s = ctx;
-	struct qmad *q;
-	int dest = -1;
+	struct ff_mad q = { .from = s->node.addr, .to = *to };
 
 	fz.nsent++;
 	s->nsent++;
 	TRACE("%llu: %c sends %s to lid %u\n",
 	      (unsigned long long)(fz.now - START_NS), 'A' + s->idx,
 	      cm_msg_type_name(msg->type), to->lid);
-	check_roundtrip(msg);
+	check_roundtrip(msg, &q.msg);
 	check_reentry(s, msg->rej.local_comm_id);
 	FUZZ_CHECK(to->port < ENG_MAX_PORTS);
-	for (int i = 0; i < fz.nsides; i++)
-		if (to->lid == fz.s[i].addr.lid)
-			dest = i;
-	if (dest < 0 || fz.qn == QCAP)
-		return 0; /* lost on the fabric */
-	q = &fz.q[(fz.qhead + fz.qn++) % QCAP];
-	q->to = dest;
-	q->from = s->addr;
-	FUZZ_CHECK(cm_mad_encode(msg, q->buf) == 0);
+	q.dest = ff_route(&fz.fab, to);
+	/* No one there, or the queue full: lost on the fabric. */
+	if (q.dest >= 0)
+		FUZZ_CHECK(ff_queue_push(&fz.q, &q) != -ENOMEM);
 	return 0;
 }
 
@@ -737,7 +729,7 @@ static int walk_check_fn(void *arg, const struct eng_conn_info *info)
 	if (info->state == ENG_STATE_LISTEN && !info->destroyed) {
 		struct eng_listen_info li;
 
-		FUZZ_CHECK(eng_listen_info(w->s->eng, info->id, &li) == 0);
+		FUZZ_CHECK(eng_listen_info(w->s->node.eng, info->id, &li) == 0);
 		FUZZ_CHECK(li.credits_used <= li.backlog);
 		FUZZ_CHECK(li.held <= fz.max_held);
 	}
@@ -747,9 +739,9 @@ static int walk_check_fn(void *arg, const struct eng_conn_info *info)
 static void check_side(struct side *s)
 {
 	struct walk_check w = { .s = s };
-	uint64_t d = eng_next_deadline(s->eng);
+	uint64_t d = eng_next_deadline(s->node.eng);
 
-	const struct eng_counters *c = eng_counters(s->eng);
+	const struct eng_counters *c = eng_counters(s->node.eng);
 	uint64_t sent = 0;
 
 	FUZZ_CHECK(d == ENG_NO_DEADLINE || d > fz.now);
@@ -757,12 +749,12 @@ static void check_side(struct side *s)
 	for (int i = 0; i < CM_MSG__COUNT; i++)
 		sent += c->sent[i];
 	FUZZ_CHECK(c->send_errors == 0 && sent == s->nsent);
-	eng_walk(s->eng, walk_check_fn, &w);
-	FUZZ_CHECK(w.n == eng_record_count(s->eng));
+	eng_walk(s->node.eng, walk_check_fn, &w);
+	FUZZ_CHECK(w.n == eng_record_count(s->node.eng));
 	for (size_t i = 0; i < s->n; i++) {
 		struct track *t = s->t[i];
 		enum eng_state st;
-		int rc = eng_id_state(s->eng, t->id, &st);
+		int rc = eng_id_state(s->node.eng, t->id, &st);
 
 		FUZZ_CHECK(t->destroyed ? rc == -ENOENT : rc == 0);
 		if (t->listening && !t->destroyed)
@@ -780,47 +772,35 @@ static void check_all(void)
 
 static void run_timers(void)
 {
-	for (int i = 0; i < fz.nsides; i++) {
-		eng_run_timers(fz.s[i].eng, fz.now);
-		FUZZ_CHECK(eng_next_deadline(fz.s[i].eng) > fz.now);
-	}
+	ff_run_timers(&fz.fab, fz.now);
+	FUZZ_CHECK(ff_next_deadline(&fz.fab) > fz.now);
 }
 
-static uint64_t next_deadline(void)
+/* The head of the queue is lost or has arrived; nothing keeps it. */
+static struct ff_mad q_pop(void)
 {
-	uint64_t d = ENG_NO_DEADLINE;
+	struct ff_mad m = ff_queue_pop(&fz.q);
 
-	for (int i = 0; i < fz.nsides; i++) {
-		uint64_t x = eng_next_deadline(fz.s[i].eng);
-
-		d = x < d ? x : d;
-	}
-	return d;
-}
-
-static void q_pop(void)
-{
-	fz.qhead = (fz.qhead + 1) % QCAP;
-	fz.qn--;
+	ff_queue_forget(&fz.q);
+	return m;
 }
 
 /* The MAD at the head of the queue arrives; it stays queued if 'keep'. */
 static void q_deliver(bool keep)
 {
-	struct qmad q;
-	struct cm_msg m;
-	struct cm_fault f;
-	struct side *to;
+	struct ff_mad q;
 
-	if (!fz.qn)
+	if (!ff_queue_len(&fz.q))
 		return;
-	q = fz.q[fz.qhead];
-	if (!keep)
-		q_pop();
-	to = &fz.s[q.to];
-	FUZZ_CHECK(cm_mad_decode(q.buf, CM_MAD_SIZE, CM_DECODE_STRICT, &m,
-				 &f) == 0);
-	eng_recv(to->eng, &q.from, &m, fz.now);
+	q = keep ? *ff_queue_at(&fz.q, 0) : q_pop();
+	ff_recv(&fz.s[q.dest].node, &q, fz.now);
+}
+
+/* Whatever is in flight is lost. */
+static void q_lose_all(void)
+{
+	ff_queue_drop(&fz.q);
+	ff_queue_forget(&fz.q);
 }
 
 static void ack(struct side *s, struct track *t, uint32_t id)
@@ -833,7 +813,7 @@ static void ack(struct side *s, struct track *t, uint32_t id)
 	/* The ack may deliver the next event at once: clear first. */
 	if (was)
 		t->unacked = false;
-	rc = eng_ack(s->eng, id, fz.now);
+	rc = eng_ack(s->node.eng, id, fz.now);
 	if (was)
 		FUZZ_CHECK(rc == 0);
 	else if (t && !t->destroyed)
@@ -871,7 +851,7 @@ static void destroy(struct side *s, struct track *t, uint32_t id)
 		t->destroyed = true;
 		t->unacked = false;
 	}
-	rc = eng_destroy(s->eng, id, fz.now);
+	rc = eng_destroy(s->node.eng, id, fz.now);
 	if (live) {
 		/* Every state has a way out (ENGINE.md, "Destroy"). */
 		FUZZ_CHECK(rc == 0);
@@ -920,7 +900,7 @@ static void op_connect(void)
 	m.req.path_mtu = CM_MTU_1024 + u8();
 	m.req.transport_type = CM_TRANSPORT_RC;
 	flags = u8();
-	p.dest = peer->addr;
+	p.dest = peer->node.addr;
 	if (flags & 1)
 		p.dest.lid = VOID_LID;
 	if (flags & 2)
@@ -928,11 +908,11 @@ static void op_connect(void)
 	patch(&m);
 	p.req = m.req;
 	snap_take(s, id, &before);
-	rc = eng_connect(s->eng, id, &p, fz.now);
+	rc = eng_connect(s->node.eng, id, &p, fz.now);
 	api_done(s, t, id, rc, false, &before);
 	if (!rc) {
 		FUZZ_CHECK(p.req.local_comm_id == id);
-		FUZZ_CHECK(p.req.local_ca_guid == s->guid);
+		FUZZ_CHECK(p.req.local_ca_guid == s->node.guid);
 		FUZZ_CHECK(p.req.starting_psn != 0);
 		started(s, t, id, WANT_CONNECT);
 	}
@@ -955,14 +935,14 @@ static void op_sidr_req(void)
 	p.max_retries = u8() & 15;
 	p.pkey = 0xffff;
 	flags = u8();
-	p.dest = peer->addr;
+	p.dest = peer->node.addr;
 	if (flags & 1)
 		p.dest.lid = VOID_LID;
 	if (flags & 2)
 		p.dest.port = 2 + (flags >> 2);
 	p.private_data[0] = flags;
 	snap_take(s, id, &before);
-	rc = eng_sidr_req(s->eng, id, &p, fz.now);
+	rc = eng_sidr_req(s->node.eng, id, &p, fz.now);
 	api_done(s, t, id, rc, false, &before);
 	if (!rc)
 		started(s, t, id, WANT_SIDR);
@@ -980,8 +960,8 @@ static void op_listen(void)
 	int rc;
 
 	snap_take(s, id, &before);
-	rc = eng_listen(s->eng, id, sid_pick(b), masks[(b >> 2) % 4], u8() % 4,
-			fz.now);
+	rc = eng_listen(s->node.eng, id, sid_pick(b), masks[(b >> 2) % 4],
+			u8() % 4, fz.now);
 	api_done(s, t, id, rc, false, &before);
 	if (!rc) {
 		struct eng_conn_info info;
@@ -1053,35 +1033,36 @@ static void op_call(enum op op)
 	snap_take(s, id, &before);
 	switch (op) {
 	case OP_ACCEPT:
-		rc = eng_accept(s->eng, id, &m.rep, fz.now);
+		rc = eng_accept(s->node.eng, id, &m.rep, fz.now);
 		if (!rc) {
 			FUZZ_CHECK(m.rep.local_comm_id == id);
 			FUZZ_CHECK(m.rep.starting_psn != 0);
 		}
 		break;
 	case OP_REJECT:
-		rc = eng_reject(s->eng, id, &m.rej, fz.now);
+		rc = eng_reject(s->node.eng, id, &m.rej, fz.now);
 		break;
 	case OP_RTU:
-		rc = eng_rtu(s->eng, id, b & 1 ? NULL : &m.rtu, fz.now);
+		rc = eng_rtu(s->node.eng, id, b & 1 ? NULL : &m.rtu, fz.now);
 		break;
 	case OP_MRA:
-		rc = eng_mra(s->eng, id, b, NULL, 0, fz.now);
+		rc = eng_mra(s->node.eng, id, b, NULL, 0, fz.now);
 		break;
 	case OP_DISCONNECT:
-		rc = eng_disconnect(s->eng, id, b & 1 ? NULL : pd, b, fz.now);
+		rc = eng_disconnect(s->node.eng, id, b & 1 ? NULL : pd, b,
+				    fz.now);
 		break;
 	case OP_ESTABLISH:
-		rc = eng_establish(s->eng, id, fz.now);
+		rc = eng_establish(s->node.eng, id, fz.now);
 		break;
 	case OP_LAP:
-		rc = eng_lap(s->eng, id, &m.lap, fz.now);
+		rc = eng_lap(s->node.eng, id, &m.lap, fz.now);
 		break;
 	case OP_APR:
-		rc = eng_apr(s->eng, id, b, NULL, 0, NULL, 0, fz.now);
+		rc = eng_apr(s->node.eng, id, b, NULL, 0, NULL, 0, fz.now);
 		break;
 	case OP_SIDR_REP:
-		rc = eng_sidr_rep(s->eng, id, &m.sidr_rep, fz.now);
+		rc = eng_sidr_rep(s->node.eng, id, &m.sidr_rep, fz.now);
 		break;
 	default:
 		break;
@@ -1099,7 +1080,7 @@ static void op_create(void)
 
 	if (s->n >= MAX_IDS)
 		return;
-	FUZZ_CHECK(eng_create_id(s->eng, owner, sel >> 2, &id) == 0);
+	FUZZ_CHECK(eng_create_id(s->node.eng, owner, sel >> 2, &id) == 0);
 	t = track_add(s, id, owner);
 	t->context = sel >> 2;
 }
@@ -1115,7 +1096,7 @@ static void op_set_context(void)
 	int rc;
 
 	snap_take(s, id, &before);
-	rc = eng_set_context(s->eng, id, ctx);
+	rc = eng_set_context(s->node.eng, id, ctx);
 	api_done(s, t, id, rc, false, &before);
 	if (!rc)
 		t->context = ctx;
@@ -1160,10 +1141,10 @@ static void op_destroy_owner(void)
 	}
 	fz.dying = s;
 	fz.dying_owner = owner;
-	rc = eng_destroy_owner(s->eng, owner, fz.now);
+	rc = eng_destroy_owner(s->node.eng, owner, fz.now);
 	fz.dying = NULL;
 	FUZZ_CHECK(rc == expect);
-	eng_walk(s->eng, owner_find_fn, &o);
+	eng_walk(s->node.eng, owner_find_fn, &o);
 	FUZZ_CHECK(o.live == 0);
 }
 
@@ -1171,7 +1152,7 @@ static void op_inject(void)
 {
 	uint8_t b = u8();
 	struct side *s = side_of(b), *from = peer_of(s);
-	struct eng_addr addr = from->addr;
+	struct eng_addr addr = from->node.addr;
 	enum cm_msg_type type = (enum cm_msg_type)(u8() % CM_MSG__COUNT);
 	uint8_t buf[CM_MAD_SIZE];
 	struct cm_msg m;
@@ -1184,7 +1165,7 @@ static void op_inject(void)
 	case CM_MSG_REQ:
 		m.req.path_mtu = CM_MTU_1024;
 		m.req.service_id = sid_pick(b >> 4);
-		m.req.local_ca_guid = from->guid;
+		m.req.local_ca_guid = from->node.guid;
 		m.req.local_qpn = qpn_pick(b >> 5);
 		m.req.primary_local_ack_timeout = 9;
 		m.req.remote_cm_resp_timeout = 13;
@@ -1195,7 +1176,7 @@ static void op_inject(void)
 		m.rej.reason = CM_REJ_CONSUMER_DEFINED;
 		break;
 	case CM_MSG_REP:
-		m.rep.local_ca_guid = from->guid;
+		m.rep.local_ca_guid = from->node.guid;
 		break;
 	default:
 		break;
@@ -1212,11 +1193,11 @@ static void op_inject(void)
 	if (b & 2)
 		addr.lid = VOID_LID;
 	if (cm_mad_decode(buf, sizeof(buf), 0, &m, &f)) {
-		eng_count_malformed(s->eng, type);
+		eng_count_malformed(s->node.eng, type);
 		return;
 	}
 	addr.port = b & 4 ? 1 + (b >> 3) : 1;
-	eng_recv(s->eng, &addr, &m, fz.now);
+	eng_recv(s->node.eng, &addr, &m, fz.now);
 }
 
 static void op_advance(void)
@@ -1233,7 +1214,7 @@ static void op_advance(void)
 
 static void op_next_timer(void)
 {
-	uint64_t d = next_deadline();
+	uint64_t d = ff_next_deadline(&fz.fab);
 
 	if (d == ENG_NO_DEADLINE)
 		return;
@@ -1247,7 +1228,7 @@ static void op_port_down(void)
 	uint8_t b = u8();
 	struct side *s = side_of(b);
 	unsigned int port = b & 0x80 ? (b >> 1) & 0x3f : 1;
-	int rc = eng_port_down(s->eng, (uint16_t)port, fz.now);
+	int rc = eng_port_down(s->node.eng, (uint16_t)port, fz.now);
 
 	FUZZ_CHECK(rc >= 0);
 }
@@ -1279,38 +1260,39 @@ static void op_answer(void)
 		rep.local_qpn = qpn_pick(choice >> 2);
 		rep.target_ack_delay = 6;
 		rc = choice % 4 == 0 ?
-			     eng_reject(s->eng, id, &rej, fz.now) :
+			     eng_reject(s->node.eng, id, &rej, fz.now) :
 		     choice % 4 == 1 ?
-			     eng_mra(s->eng, id, 16, NULL, 0, fz.now) :
-			     eng_accept(s->eng, id, &rep, fz.now);
+			     eng_mra(s->node.eng, id, 16, NULL, 0, fz.now) :
+			     eng_accept(s->node.eng, id, &rep, fz.now);
 		break;
 	case ENG_EV_REP_RECEIVED:
 		rc = choice % 4 == 0 ?
-			     eng_reject(s->eng, id, &rej, fz.now) :
+			     eng_reject(s->node.eng, id, &rej, fz.now) :
 		     choice % 4 == 1 ?
-			     eng_mra(s->eng, id, 16, NULL, 0, fz.now) :
-			     eng_rtu(s->eng, id, NULL, fz.now);
+			     eng_mra(s->node.eng, id, 16, NULL, 0, fz.now) :
+			     eng_rtu(s->node.eng, id, NULL, fz.now);
 		break;
 	case ENG_EV_RTU_RECEIVED:
 	case ENG_EV_APR_RECEIVED:
 	case ENG_EV_LAP_ERROR:
 	case ENG_EV_PORT_ERROR:
-		rc = choice % 2 ? eng_disconnect(s->eng, id, NULL, 0, fz.now) :
-				  0;
+		rc = choice % 2 ?
+			     eng_disconnect(s->node.eng, id, NULL, 0, fz.now) :
+			     0;
 		break;
 	case ENG_EV_DREQ_RECEIVED:
-		rc = eng_disconnect(s->eng, id, NULL, 0, fz.now);
+		rc = eng_disconnect(s->node.eng, id, NULL, 0, fz.now);
 		break;
 	case ENG_EV_LAP_RECEIVED:
-		rc = choice % 3 ? eng_apr(s->eng, id, choice % 2, NULL, 0, NULL,
-					  0, fz.now) :
-				  eng_mra(s->eng, id, 16, NULL, 0, fz.now);
+		rc = choice % 3 ? eng_apr(s->node.eng, id, choice % 2, NULL, 0,
+					  NULL, 0, fz.now) :
+				  eng_mra(s->node.eng, id, 16, NULL, 0, fz.now);
 		break;
 	case ENG_EV_SIDR_REQ_RECEIVED:
 		memset(&srep, 0, sizeof(srep));
 		srep.status = choice % (CM_SIDR_STATUS_MAX + 1);
 		srep.qpn = qpn_pick(choice);
-		rc = eng_sidr_rep(s->eng, id, &srep, fz.now);
+		rc = eng_sidr_rep(s->node.eng, id, &srep, fz.now);
 		break;
 	default:
 		/* Ended (errors, REJ, DREP, timewait): the id goes. */
@@ -1331,23 +1313,26 @@ static void op_answer(void)
 static void op_mutate(void)
 {
 	uint8_t n = u8(), flags = u8();
-	struct qmad *q;
+	size_t len = ff_queue_len(&fz.q);
+	struct ff_mad *q;
+	struct eng_addr from;
 	struct cm_msg m;
 	struct cm_fault f;
 	int to;
 
-	if (!fz.qn) {
+	if (!len) {
 		patch_skip();
 		return;
 	}
-	q = &fz.q[(fz.qhead + n % fz.qn) % QCAP];
-	FUZZ_CHECK(cm_mad_decode(q->buf, CM_MAD_SIZE, CM_DECODE_STRICT, &m,
-				 &f) == 0);
+	q = ff_queue_at(&fz.q, n % len);
+	m = q->msg;
 	patch(&m);
 	if (cm_msg_validate(&m, &f))
 		return;
-	to = flags & 1 ? (q->to + 1) % fz.nsides : q->to;
-	eng_recv(fz.s[to].eng, &q->from, &m, fz.now);
+	to = flags & 1 ? (q->dest + 1) % fz.nsides : q->dest;
+	/* A copy: what the engine sends from in there may move the queue. */
+	from = q->from;
+	eng_recv(fz.s[to].node.eng, &from, &m, fz.now);
 }
 
 static void step(enum op op)
@@ -1399,11 +1384,11 @@ static void step(enum op op)
 		op_destroy_owner();
 		break;
 	case OP_DELIVER:
-		for (n = u8() % 8 + 1; n && fz.qn; n--)
+		for (n = u8() % 8 + 1; n && ff_queue_len(&fz.q); n--)
 			q_deliver(false);
 		break;
 	case OP_DROP:
-		if (fz.qn)
+		if (ff_queue_len(&fz.q))
 			q_pop();
 		break;
 	case OP_DUP:
@@ -1411,12 +1396,14 @@ static void step(enum op op)
 		break;
 	case OP_REORDER:
 		n = u8();
-		if (fz.qn > 1) {
-			size_t i = (fz.qhead + 1 + n % (fz.qn - 1)) % QCAP;
-			struct qmad tmp = fz.q[fz.qhead];
+		if (ff_queue_len(&fz.q) > 1) {
+			struct ff_mad *head = ff_queue_at(&fz.q, 0);
+			struct ff_mad *m = ff_queue_at(
+				&fz.q, 1 + n % (ff_queue_len(&fz.q) - 1));
+			struct ff_mad tmp = *head;
 
-			fz.q[fz.qhead] = fz.q[i];
-			fz.q[i] = tmp;
+			*head = *m;
+			*m = tmp;
 		}
 		break;
 	case OP_INJECT:
@@ -1435,7 +1422,7 @@ static void step(enum op op)
 		ack_all();
 		break;
 	case OP_PUMP:
-		for (n = 0; n < 4 * QCAP && fz.qn; n++)
+		for (n = 0; n < 4 * QCAP && ff_queue_len(&fz.q); n++)
 			q_deliver(false);
 		break;
 	case OP_ANSWER:
@@ -1462,8 +1449,8 @@ static void settle(void)
 		uint64_t d;
 
 		ack_all();
-		fz.qn = 0;
-		d = next_deadline();
+		q_lose_all();
+		d = ff_next_deadline(&fz.fab);
 		if (d == ENG_NO_DEADLINE)
 			break;
 		FUZZ_CHECK(++rounds < SETTLE_ROUNDS);
@@ -1473,8 +1460,8 @@ static void settle(void)
 		check_all();
 	}
 	ack_all();
-	fz.qn = 0;
-	FUZZ_CHECK(next_deadline() == ENG_NO_DEADLINE);
+	q_lose_all();
+	FUZZ_CHECK(ff_next_deadline(&fz.fab) == ENG_NO_DEADLINE);
 }
 
 static void null_sink(void *ctx, enum log_level level, const char *line)
@@ -1506,18 +1493,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.max_held = u8() % 8;
 	fz.max_held = cfg.max_held;
 	fz.now = START_NS;
+	fz.q.max = QCAP;
 	for (int i = 0; i < fz.nsides; i++) {
 		struct side *s = &fz.s[i];
 
 		s->idx = i;
-		s->guid = 0x0002c90300000000ULL | (uint64_t)(i + 1) << 8;
-		s->addr.port = 1;
-		s->addr.lid = (uint16_t)(i + 1);
-		s->addr.qpn = 1;
-		s->eng = eng_new(fz.room ? &fz_ops_limited : &fz_ops, s, &cfg);
-		FUZZ_CHECK(s->eng);
-		FUZZ_CHECK(eng_port_set(s->eng, 1, s->guid, flags & (2 << i)) ==
-			   0);
+		/* The seed is unused: fz_random() draws for every node. */
+		FUZZ_CHECK(ff_node_init(&s->node,
+					fz.room ? &fz_ops_limited : &fz_ops, s,
+					&cfg, FF_GUID(i), (uint16_t)(i + 1),
+					flags & (2 << i), 0) == 0);
+		ff_add(&fz.fab, &s->node);
 	}
 
 	while (fz.left && steps++ < MAX_STEPS) {
@@ -1551,12 +1537,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_all();
 	settle();
 	for (int i = 0; i < fz.nsides; i++) {
-		FUZZ_CHECK(eng_record_count(fz.s[i].eng) == 0);
-		eng_free(fz.s[i].eng);
+		FUZZ_CHECK(eng_record_count(fz.s[i].node.eng) == 0);
+		ff_node_fini(&fz.s[i].node);
 		for (size_t j = 0; j < fz.s[i].n; j++)
 			free(fz.s[i].t[j]);
 		free(fz.s[i].t);
 	}
+	ff_queue_free(&fz.q);
 	memset(&fz, 0, sizeof(fz));
 	return 0;
 }

@@ -32,25 +32,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 fail() {
-	echo "ping.sh: FAIL: $*" >&2
-	for f in "$dir"/*.log; do
-		[ -s "$f" ] || continue
-		echo "--- $f" >&2
-		tail -n 20 "$f" >&2
-	done
-	exit 1
+	fail_logs ping.sh "FAIL: $*"
 }
 
-# Wait until a command succeeds, for up to 30 s (a start-up on a loaded
-# machine; the cap only turns a hang into a failure).
 wait_for() {
-	what=$1
-	shift
-	for _ in $(seq 300); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	fail "$what did not come up"
+	wait_until ping.sh "$@"
 }
 
 # The value of one of a daemon's global counters.
