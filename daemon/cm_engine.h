@@ -79,6 +79,10 @@ enum eng_event_type {
 	ENG_EV_PORT_ERROR, /* established, status -ENETDOWN: the local
 				 port went down (eng_port_down); the
 				 connection stays, the client decides */
+	ENG_EV_MRA_RECEIVED, /* the peer MRAed our REQ, REP or LAP: it
+				needs msg.mra.service_timeout longer; we
+				wait (once per message, as the kernel's CM
+				tells its users) */
 	ENG_EV__COUNT,
 };
 

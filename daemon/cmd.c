@@ -313,6 +313,7 @@ static void eng_deliver_cb(void *ctx, const struct eng_event *ev)
 	case ENG_EV_APR_RECEIVED:
 	case ENG_EV_SIDR_REQ_RECEIVED:
 	case ENG_EV_SIDR_REP_RECEIVED:
+	case ENG_EV_MRA_RECEIVED:
 	case ENG_EV__COUNT:
 		break;
 	}

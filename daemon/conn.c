@@ -515,12 +515,21 @@ static int conn_act_rep_stale(struct conn *c, struct conn_ctx *x)
 	return 0;
 }
 
-static int conn_act_mra_rcvd(struct conn *c, struct conn_ctx *x)
+/* IBTA 12.6.6: wait the MRA's service timeout plus the round trip. */
+static void conn_mra_wait(struct conn *c, struct conn_ctx *x)
 {
-	/* IBTA 12.6.6: wait the MRA's service timeout plus the round trip. */
 	conn_arm(x, CONN_TIMER_RETRANSMIT,
 		 x->now + conn_exp_ns(x->msg->mra.service_timeout) +
 			 2 * conn_exp_ns(c->plt));
+}
+
+static int conn_act_mra_rcvd(struct conn *c, struct conn_ctx *x)
+{
+	/* The owner hears of a message's first MRA; another one only
+	 * extends the wait (the kernel's cm_mra_handler counts it). */
+	if (c->state == ENG_STATE_REQ_SENT || c->state == ENG_STATE_REP_SENT)
+		evq_push(c, ENG_EV_MRA_RECEIVED, 0, x->msg);
+	conn_mra_wait(c, x);
 	return 0;
 }
 
@@ -860,9 +869,13 @@ static int conn_act_mra_lap(struct conn *c, struct conn_ctx *x)
 	 * extends the wait, as an MRA for a REQ does; another one in
 	 * MRA_LAP_RCVD extends it again.
 	 */
-	if (conn_lap_waits(c)) {
+	if (c->lap == ENG_LAP_SENT) {
 		conn_set_lap(c, ENG_LAP_MRA_RCVD, x->ev);
-		return conn_act_mra_rcvd(c, x);
+		evq_push(c, ENG_EV_MRA_RECEIVED, 0, x->msg);
+	}
+	if (conn_lap_waits(c)) {
+		conn_mra_wait(c, x);
+		return 0;
 	}
 	cnt_duplicate(c->eng, CM_MSG_MRA);
 	return 0;

@@ -93,6 +93,7 @@ static const char *const eng_event_names[ENG_EV__COUNT] = {
 	[ENG_EV_SIDR_REQ_ERROR] = "SIDR_REQ_ERROR",
 	[ENG_EV_SIDR_REP_RECEIVED] = "SIDR_REP_RECEIVED",
 	[ENG_EV_PORT_ERROR] = "PORT_ERROR",
+	[ENG_EV_MRA_RECEIVED] = "MRA_RECEIVED",
 };
 
 const char *eng_event_name(enum eng_event_type t)

@@ -180,6 +180,14 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		b->path = *told;
 		return CMP_EVENT_SIDR_REP_RECEIVED;
 	}
+	case ENG_EV_MRA_RECEIVED:
+		e->mra_received.service_timeout = m->mra.service_timeout;
+		e->mra_received.msg = m->mra.message_mraed == CM_MSG_REF_REQ ?
+					      CMP_CM_MSG_REQ :
+				      m->mra.message_mraed == CM_MSG_REF_REP ?
+					      CMP_CM_MSG_REP :
+					      CMP_CM_MSG_LAP;
+		return CMP_EVENT_MRA_RECEIVED;
 	case ENG_EV__COUNT:
 		break;
 	}

@@ -210,6 +210,18 @@ struct cm_msg h_take(struct h_side *s, enum cm_msg_type type)
 	return ff_queue_pop(&s->out).msg;
 }
 
+struct eng_event h_mra_ev(struct h_side *s, uint32_t id, uint8_t mraed,
+			  uint8_t service_timeout)
+{
+	struct eng_event ev = h_ev(s, ENG_EV_MRA_RECEIVED, id);
+
+	assert_true(ev.has_msg);
+	assert_int_equal(ev.msg.type, CM_MSG_MRA);
+	assert_int_equal(ev.msg.mra.message_mraed, mraed);
+	assert_int_equal(ev.msg.mra.service_timeout, service_timeout);
+	return ev;
+}
+
 struct eng_event h_ev_noack(struct h_side *s, enum eng_event_type type,
 			    uint32_t id)
 {

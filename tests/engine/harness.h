@@ -72,6 +72,10 @@ struct eng_event h_ev(struct h_side *s, enum eng_event_type type, uint32_t id);
 struct eng_event h_ev_noack(struct h_side *s, enum eng_event_type type,
 			    uint32_t id);
 size_t h_events_left(const struct h_side *s);
+/* The one MRA_RECEIVED an MRA of ours brings (acked): which message was
+ * MRAed (CM_MSG_REF_*) and the service timeout it asks for. */
+struct eng_event h_mra_ev(struct h_side *s, uint32_t id, uint8_t mraed,
+			  uint8_t service_timeout);
 
 /* Advance the clock to 'at' and run both sides' timers (b may be NULL). */
 void h_at(struct h_side *a, struct h_side *b, uint64_t at);

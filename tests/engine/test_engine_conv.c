@@ -388,6 +388,8 @@ static void test_mra_passive_slow(void **state)
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_MRA_REQ_SENT);
 	h_inject(&p.b, &p.a, &m);
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_MRA_REQ_RCVD);
+	/* The owner hears of the first MRA, with the peer's timeout. */
+	h_mra_ev(&p.a, p.aid, CM_MSG_REF_REQ, H_SVC);
 	/* IBTA 12.6.6: the wait becomes service timeout + 2 x PLT. */
 	ext = h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT);
 	assert_true(eng_next_deadline(p.a.node.eng) == ext);
@@ -424,6 +426,7 @@ static void test_mra_active_slow(void **state)
 	assert_int_equal(h_state(&p.a, p.aid), ENG_STATE_MRA_REP_SENT);
 	h_inject(&p.a, &p.b, &m);
 	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_MRA_REP_RCVD);
+	h_mra_ev(&p.b, p.bid, CM_MSG_REF_REP, H_SVC);
 	assert_true(eng_next_deadline(p.b.node.eng) ==
 		    h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT));
 	/* The app answers; the rest is the usual. */
@@ -770,6 +773,7 @@ static void reach(struct pair *p, enum eng_state st)
 		assert_int_equal(
 			eng_mra(p->b.node.eng, p->bid, 16, NULL, 0, h_now), 0);
 		h_deliver(&p->b, &p->a);
+		h_mra_ev(&p->a, p->aid, CM_MSG_REF_REQ, 16);
 		break;
 	case ENG_STATE_REQ_RCVD:
 		pair_req(p);
@@ -788,6 +792,7 @@ static void reach(struct pair *p, enum eng_state st)
 		assert_int_equal(
 			eng_mra(p->a.node.eng, p->aid, 16, NULL, 0, h_now), 0);
 		h_deliver(&p->a, &p->b);
+		h_mra_ev(&p->b, p->bid, CM_MSG_REF_REP, 16);
 		break;
 	case ENG_STATE_REP_RCVD:
 		pair_rep(p);
@@ -1702,7 +1707,7 @@ static void test_id_info(void **state)
 	pair_init(&p, false);
 	p.lid = h_listen(&p.b, SID, 8);
 	memset(&cp, 0, sizeof(cp));
-	cp.dest = p.b.addr;
+	cp.dest = p.b.node.addr;
 	cp.dest.port = 1;
 	cp.packet_life_time = H_PLT;
 	cp.req.service_id = SID;
@@ -1718,9 +1723,9 @@ static void test_id_info(void **state)
 	cp.req.flow_control = 1;
 	cp.req.retry_count = 7;
 	cp.req.rnr_retry_count = 6;
-	assert_int_equal(eng_create_id(p.a.eng, 9, 0x2222, &p.aid), 0);
-	assert_int_equal(eng_connect(p.a.eng, p.aid, &cp, h_now), 0);
-	assert_int_equal(eng_id_info(p.a.eng, p.aid, &ia), 0);
+	assert_int_equal(eng_create_id(p.a.node.eng, 9, 0x2222, &p.aid), 0);
+	assert_int_equal(eng_connect(p.a.node.eng, p.aid, &cp, h_now), 0);
+	assert_int_equal(eng_id_info(p.a.node.eng, p.aid, &ia), 0);
 	assert_int_equal(ia.state, ENG_STATE_REQ_SENT);
 	assert_true(ia.active);
 	assert_int_equal(ia.context, 0x2222);
@@ -1738,7 +1743,7 @@ static void test_id_info(void **state)
 	assert_int_equal(h_deliver(&p.a, &p.b), 1);
 	ev = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0);
 	p.bid = ev.id;
-	assert_int_equal(eng_id_info(p.b.eng, p.bid, &ib), 0);
+	assert_int_equal(eng_id_info(p.b.node.eng, p.bid, &ib), 0);
 	assert_int_equal(ib.state, ENG_STATE_REQ_RCVD);
 	assert_false(ib.active);
 	assert_int_equal(ib.listen_id, p.lid);
@@ -1763,8 +1768,8 @@ static void test_id_info(void **state)
 	rep.target_ack_delay = H_ACK_DELAY;
 	rep.failover_accepted = 1;
 	rep.rnr_retry_count = 5;
-	assert_int_equal(eng_accept(p.b.eng, p.bid, &rep, h_now), 0);
-	assert_int_equal(eng_id_info(p.b.eng, p.bid, &ib), 0);
+	assert_int_equal(eng_accept(p.b.node.eng, p.bid, &rep, h_now), 0);
+	assert_int_equal(eng_id_info(p.b.node.eng, p.bid, &ib), 0);
 	assert_int_equal(ib.state, ENG_STATE_REP_SENT);
 	assert_int_equal(ib.local_qpn, 0x200);
 	assert_int_equal(ib.local_psn, rep.starting_psn);
@@ -1776,7 +1781,7 @@ static void test_id_info(void **state)
 
 	assert_int_equal(h_deliver(&p.b, &p.a), 1);
 	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
-	assert_int_equal(eng_id_info(p.a.eng, p.aid, &ia), 0);
+	assert_int_equal(eng_id_info(p.a.node.eng, p.aid, &ia), 0);
 	assert_int_equal(ia.state, ENG_STATE_REP_RCVD);
 	assert_int_equal(ia.remote_comm_id, p.bid);
 	assert_int_equal(ia.remote_qpn, 0x200);
@@ -1788,13 +1793,13 @@ static void test_id_info(void **state)
 	assert_int_equal(ia.target_ack_delay, H_ACK_DELAY);
 	assert_int_equal(ia.failover, 1);
 
-	assert_int_equal(eng_id_info(p.b.eng, p.lid, &ib), 0);
+	assert_int_equal(eng_id_info(p.b.node.eng, p.lid, &ib), 0);
 	assert_int_equal(ib.state, ENG_STATE_LISTEN);
 	assert_int_equal(ib.service_id, SID);
 	assert_int_equal(ib.service_mask, UINT64_MAX);
 	assert_int_equal(ib.backlog, 8);
 	assert_int_equal(ib.credits_used, 0); /* the accept gave it back */
-	assert_int_equal(eng_id_info(p.b.eng, 0x7fffffff, &ib), -ENOENT);
+	assert_int_equal(eng_id_info(p.b.node.eng, 0x7fffffff, &ib), -ENOENT);
 	pair_fini(&p);
 }
 
@@ -2231,6 +2236,8 @@ static void test_mra_lap_slow(void **state)
 	/* a: LAP_SENT -> MRA_LAP_RCVD, wait service timeout + 2 x PLT. */
 	h_inject(&p.b, &p.a, &m);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
+	assert_int_equal(h_mra_ev(&p.a, p.aid, CM_MSG_REF_OTHER, H_SVC).lap,
+			 ENG_LAP_MRA_RCVD);
 	ext = h_now + h_ns(H_SVC) + 2 * h_ns(H_PLT);
 	assert_true(eng_next_deadline(p.a.node.eng) == ext);
 	h_at(&p.a, &p.b, h_now + rtx());
@@ -2284,6 +2291,7 @@ static void test_mra_lap_active_side(void **state)
 	assert_int_equal(m.mra.message_mraed, CM_MSG_REF_OTHER);
 	h_inject(&p.a, &p.b, &m);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_RCVD);
+	h_mra_ev(&p.b, p.bid, CM_MSG_REF_OTHER, m.mra.service_timeout);
 	assert_int_equal(eng_apr(p.a.node.eng, p.aid, CM_APR_REJECTED, NULL, 0,
 				 NULL, 0, h_now),
 			 0);
@@ -2359,6 +2367,7 @@ static void test_mra_lap_rcvd_timeout(void **state)
 			 0);
 	h_deliver(&p.b, &p.a);
 	assert_int_equal(lap_of(&p.a, p.aid), ENG_LAP_MRA_RCVD);
+	h_mra_ev(&p.a, p.aid, CM_MSG_REF_OTHER, H_SVC);
 	/* A LAP from b now crosses ours: refused with APR 3. */
 	cm_msg_init(&in, CM_MSG_LAP, 9);
 	in.lap.local_comm_id = p.bid;
@@ -2801,6 +2810,7 @@ static void test_port_down_serialized(void **state)
 			 0);
 	h_deliver(&p.a, &p.b);
 	assert_int_equal(lap_of(&p.b, p.bid), ENG_LAP_MRA_RCVD);
+	h_mra_ev(&p.b, p.bid, CM_MSG_REF_OTHER, H_SVC);
 	assert_int_equal(eng_port_down(p.b.node.eng, 1, h_now), 1);
 	h_ev(&p.b, ENG_EV_LAP_ERROR, p.bid);
 	h_ev(&p.b, ENG_EV_PORT_ERROR, p.bid);

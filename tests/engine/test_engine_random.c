@@ -262,7 +262,15 @@ static void fab_deliver(void *ctx, const struct eng_event *ev)
 		fail_msg("side %d: %s while %s unacked on %08x", s->idx,
 			 eng_event_name(ev->type), eng_event_name(r->last),
 			 ev->id);
-	if (r->active && !r->got_event) {
+	if (ev->type == ENG_EV_MRA_RECEIVED) {
+		/* A note that the peer needs longer, not an outcome: only
+		 * while the message it answers still waits. */
+		if (ev->state != ENG_STATE_MRA_REQ_RCVD &&
+		    ev->state != ENG_STATE_MRA_REP_RCVD &&
+		    ev->lap != ENG_LAP_MRA_RCVD)
+			fail_msg("side %d: MRA_RECEIVED in state %s on %08x",
+				 s->idx, eng_state_name(ev->state), ev->id);
+	} else if (r->active && !r->outcomes) {
 		/* Lesson 3: connect's first event is its one outcome. */
 		if (!is_outcome(ev->type))
 			fail_msg("side %d: first event %s on %08x", s->idx,
@@ -473,6 +481,7 @@ static void answer(struct side *s, struct rec *r)
 	case ENG_EV_SIDR_REQ_ERROR:
 	case ENG_EV_SIDR_REP_RECEIVED:
 	case ENG_EV_PORT_ERROR:
+	case ENG_EV_MRA_RECEIVED:
 	case ENG_EV__COUNT:
 		break;
 	}

@@ -460,6 +460,7 @@ static void check_event_msg(const struct eng_event *ev)
 		[ENG_EV_APR_RECEIVED] = CM_MSG_APR,
 		[ENG_EV_SIDR_REQ_RECEIVED] = CM_MSG_SIDR_REQ,
 		[ENG_EV_SIDR_REP_RECEIVED] = CM_MSG_SIDR_REP,
+		[ENG_EV_MRA_RECEIVED] = CM_MSG_MRA,
 	};
 	bool error =
 		ev->type == ENG_EV_REQ_ERROR || ev->type == ENG_EV_REP_ERROR ||
@@ -638,12 +639,19 @@ static void fz_deliver(void *ctx, const struct eng_event *ev)
 	}
 	FUZZ_CHECK(ev->owner == t->owner);
 	FUZZ_CHECK(ev->context == t->context);
-	if (t->want == WANT_CONNECT)
+	if (ev->type == ENG_EV_MRA_RECEIVED)
+		/* The peer needs longer: a note while our message waits,
+		 * not the outcome a connect waits for. */
+		FUZZ_CHECK(ev->state == ENG_STATE_MRA_REQ_RCVD ||
+			   ev->state == ENG_STATE_MRA_REP_RCVD ||
+			   ev->lap == ENG_LAP_MRA_RCVD);
+	else if (t->want == WANT_CONNECT)
 		FUZZ_CHECK(is_outcome(ev->type));
 	else if (t->want == WANT_SIDR)
 		FUZZ_CHECK(ev->type == ENG_EV_SIDR_REP_RECEIVED ||
 			   ev->type == ENG_EV_SIDR_REQ_ERROR);
-	t->want = WANT_NONE;
+	if (ev->type != ENG_EV_MRA_RECEIVED)
+		t->want = WANT_NONE;
 	t->last = ev->type;
 	t->unacked = true;
 	t->got_event = true;
