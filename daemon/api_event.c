@@ -275,8 +275,8 @@ static void setup_latency(struct cmd *cmd, struct api_id *a,
 void api_deliver(void *ctx, const struct eng_event *ev)
 {
 	struct cmd *cmd = ctx;
-	struct api_client *ac = hmap_get(&cmd->clients, ev->owner);
-	struct api_id *a = hmap_get(&cmd->ids, ev->id);
+	struct api_client *ac = api_client_find(cmd, ev->owner);
+	struct api_id *a = api_id_find(cmd, ev->id);
 	struct cmp_msg msg;
 	enum cmp_event_type type;
 
