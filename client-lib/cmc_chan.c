@@ -38,59 +38,35 @@ int cmc_remaining(int64_t deadline)
 /* ------------------------------------------------------------------ */
 /* Ids and the id table */
 
-unsigned int cmc_hash(uint32_t num, unsigned int nbuckets)
+#define CMC_IDS_INITIAL 64
+
+static uint64_t cmc_id_hash(const struct hnode *n)
 {
-	return (num * 2654435761u) & (nbuckets - 1);
+	return hash_u64(container_of(n, struct cmc_id, hnode)->num);
+}
+
+static bool cmc_id_eq(const struct hnode *n, const void *num)
+{
+	return container_of(n, struct cmc_id, hnode)->num ==
+	       *(const uint32_t *)num;
 }
 
 struct cmc_id *cmc_id_lookup(struct cmc_channel *ch, uint32_t num)
 {
-	struct cmc_id *id;
-
 	/* Unborn ids have number 0 and are not in the table. */
-	if (!ch->buckets || num == CMP_ID_NONE)
+	if (num == CMP_ID_NONE)
 		return NULL;
-	for (id = ch->buckets[cmc_hash(num, ch->nbuckets)]; id; id = id->hnext)
-		if (id->num == num)
-			return id;
-	return NULL;
+	return htable_entry(
+		htable_find(&ch->ids, hash_u64(num), cmc_id_eq, &num),
+		struct cmc_id, hnode);
 }
 
-int cmc_table_grow(struct cmc_channel *ch)
-{
-	unsigned int n = ch->nbuckets ? ch->nbuckets * 2 : 64;
-	struct cmc_id **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < ch->nbuckets; i++) {
-		struct cmc_id *id = ch->buckets[i], *next;
-
-		for (; id; id = next) {
-			unsigned int h = cmc_hash(id->num, n);
-
-			next = id->hnext;
-			id->hnext = b[h];
-			b[h] = id;
-		}
-	}
-	free(ch->buckets);
-	ch->buckets = b;
-	ch->nbuckets = n;
-	return 0;
-}
-
-/* Put id, numbered now, into the table. */
+/* Put id, numbered now, into the table: 0, or -ENOMEM if it is full. */
 int cmc_id_link(struct cmc_channel *ch, struct cmc_id *id)
 {
-	unsigned int h;
-
-	if (ch->nids >= ch->nbuckets && cmc_table_grow(ch))
+	if (htable_reserve(&ch->ids))
 		return -ENOMEM;
-	h = cmc_hash(id->num, ch->nbuckets);
-	id->hnext = ch->buckets[h];
-	ch->buckets[h] = id;
-	ch->nids++;
+	htable_insert(&ch->ids, &id->hnode);
 	return 0;
 }
 
@@ -167,17 +143,7 @@ void cmc_id_put(struct cmc_id *id)
 
 void cmc_id_unlink(struct cmc_id *id)
 {
-	struct cmc_channel *ch = id->ch;
-	struct cmc_id **pp = &ch->buckets[cmc_hash(id->num, ch->nbuckets)];
-
-	for (; *pp; pp = &(*pp)->hnext) {
-		if (*pp == id) {
-			*pp = id->hnext;
-			ch->nids--;
-			break;
-		}
-	}
-	id->hnext = NULL;
+	htable_remove(&id->ch->ids, &id->hnode);
 }
 
 /* ------------------------------------------------------------------ */
@@ -218,12 +184,10 @@ void cmc_queue_signal(struct cmc_channel *ch)
 /* A zeroed item: a spare if the channel has one. */
 struct cmc_ev_item *cmc_item_new(struct cmc_channel *ch)
 {
-	struct cmc_ev_item *it = ch->spare;
+	struct cmc_ev_item *it = spare_take(&ch->spare);
 
 	if (!it)
 		return calloc(1, sizeof(*it));
-	ch->spare = it->next;
-	ch->nspare--;
 	memset(it, 0, sizeof(*it));
 	return it;
 }
@@ -236,25 +200,16 @@ void cmc_item_free(struct cmc_ev_item *it)
 	cmc_id_put(it->ev.listen_id);
 	/* A closed channel lives on only for its unacked events: keep
 	 * nothing for it. */
-	if (!ch->closed && ch->nspare < CMC_SPARE_MAX) {
-		it->next = ch->spare;
-		ch->spare = it;
-		ch->nspare++;
-	} else {
+	if (ch->closed)
 		free(it);
-	}
+	else
+		spare_give(&ch->spare, it);
 	cmc_ch_put(ch);
 }
 
 void cmc_spare_free(struct cmc_channel *ch)
 {
-	struct cmc_ev_item *it;
-
-	while ((it = ch->spare)) {
-		ch->spare = it->next;
-		free(it);
-	}
-	ch->nspare = 0;
+	spare_drain(&ch->spare);
 }
 
 void cmc_dequeue(struct cmc_channel *ch, struct cmc_ev_item *it)
@@ -553,6 +508,7 @@ CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
 	}
 	ch->sock = fd;
 	ch->refs = 1;
+	spare_init(&ch->spare, CMC_SPARE_MAX, sizeof(struct cmc_ev_item), NULL);
 	ch->req_timeout = -1;
 	ch->version = CMP_VERSION_HELLO;
 	ch->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -570,7 +526,7 @@ CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
 		ret = -errno;
 		goto fail;
 	}
-	ret = cmc_table_grow(ch);
+	ret = htable_init(&ch->ids, CMC_IDS_INITIAL, cmc_id_hash);
 	if (ret)
 		goto fail;
 	ch->rbuf = malloc(CMC_RX_BATCH * sizeof(*ch->rbuf));
@@ -616,6 +572,7 @@ CMC_EXPORT int cmc_open(const char *socket_path, const char *name,
 
 CMC_EXPORT void cmc_close(struct cmc_channel *ch)
 {
+	struct hnode *n, *next;
 	struct cmc_ev_item *it;
 
 	if (!ch || ch->closed)
@@ -634,15 +591,12 @@ CMC_EXPORT void cmc_close(struct cmc_channel *ch)
 	cmc_spare_free(ch);
 	/* Closing the socket is what tells the daemon to destroy our ids. */
 	cmc_ch_release_fds(ch);
-	for (unsigned int i = 0; i < ch->nbuckets; i++) {
-		struct cmc_id *id = ch->buckets[i], *next;
+	HTABLE_FOREACH_SAFE(n, next, &ch->ids) {
+		struct cmc_id *id = container_of(n, struct cmc_id, hnode);
 
-		for (; id; id = next) {
-			next = id->hnext;
-			id->hnext = NULL;
-			id->dead = true;
-			cmc_id_put(id);
-		}
+		n->next = NULL;
+		id->dead = true;
+		cmc_id_put(id);
 	}
 	while (ch->unborn) {
 		struct cmc_id *id = ch->unborn;
@@ -665,9 +619,7 @@ CMC_EXPORT void cmc_close(struct cmc_channel *ch)
 	ch->oend = NULL;
 	ch->rbuf = NULL;
 	ch->nout = ch->osent = 0;
-	free(ch->buckets);
-	ch->buckets = NULL;
-	ch->nbuckets = ch->nids = 0;
+	htable_fini(&ch->ids);
 	cmc_ch_put(ch);
 }
 

@@ -30,7 +30,9 @@
 
 #include "cm_mad.h"
 #include "cmp.h"
+#include "hash.h"
 #include "rdmacm.h"
+#include "spare.h"
 #include "util.h"
 
 #define CMC_EXPORT __attribute__((visibility("default")))
@@ -213,7 +215,7 @@ struct cmc_id {
 	/* Passive: RTR came before ACCEPT, so the RQ PSN in info.local_psn
 	 * was chosen then and is what the REP must announce. */
 	bool psn_fixed;
-	struct cmc_id *hnext;
+	struct hnode hnode; /* in ch->ids, once numbered */
 	/* Queued events naming it (as id or listen_id): purge skips the
 	 * queue walk when 0. */
 	unsigned int nq;
@@ -247,13 +249,10 @@ struct cmc_channel {
 	/* Events read and not yet returned, oldest first. */
 	struct cmc_ev_item *head, *tail;
 	unsigned int nqueued;
-	/* Acked items kept for reuse, linked by next; none once closed. */
-	struct cmc_ev_item *spare;
-	unsigned int nspare;
+	/* Acked items kept for reuse; none once closed. */
+	struct spare spare;
 	unsigned long dropped; /* events of destroyed or unknown ids */
-	struct cmc_id **buckets;
-	unsigned int nbuckets;
-	unsigned int nids;
+	struct htable ids; /* numbered ids, by number */
 	struct cmc_id *unborn; /* ids without a daemon id yet */
 	/* Output queue: encoded requests back to back in obuf; oend[i] is
 	 * where the i-th ends. osent of the nout are sent. */
@@ -279,9 +278,7 @@ struct cmc_channel {
 int64_t cmc_now_ms(void);
 int64_t cmc_deadline(int timeout_ms);
 int cmc_remaining(int64_t deadline);
-unsigned int cmc_hash(uint32_t num, unsigned int nbuckets);
 struct cmc_id *cmc_id_lookup(struct cmc_channel *ch, uint32_t num);
-int cmc_table_grow(struct cmc_channel *ch);
 int cmc_id_link(struct cmc_channel *ch, struct cmc_id *id);
 struct cmc_id *cmc_id_alloc(struct cmc_channel *ch, uint32_t num, void *context,
 			    uint8_t qp_type);

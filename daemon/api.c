@@ -18,15 +18,76 @@
 #include "log.h"
 #include "util.h"
 
+/* Both tables start small and double as ids and clients come. */
+#define API_TABLE_INITIAL 16
+
+static uint64_t api_client_hash(const struct hnode *n)
+{
+	return hash_u64(container_of(n, struct api_client, hnode)->serial);
+}
+
+static bool api_client_eq(const struct hnode *n, const void *serial)
+{
+	return container_of(n, struct api_client, hnode)->serial ==
+	       *(const uint64_t *)serial;
+}
+
+static uint64_t api_id_hash(const struct hnode *n)
+{
+	return hash_u64(container_of(n, struct api_id, hnode)->id);
+}
+
+static bool api_id_eq(const struct hnode *n, const void *id)
+{
+	return container_of(n, struct api_id, hnode)->id ==
+	       *(const uint32_t *)id;
+}
+
+int api_init(struct cmd *cmd)
+{
+	if (htable_init(&cmd->ids, API_TABLE_INITIAL, api_id_hash) ||
+	    htable_init(&cmd->clients, API_TABLE_INITIAL, api_client_hash)) {
+		htable_fini(&cmd->ids);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void api_fini(struct cmd *cmd)
+{
+	struct hnode *n, *next;
+
+	HTABLE_FOREACH_SAFE(n, next, &cmd->ids)
+		free(container_of(n, struct api_id, hnode));
+	htable_fini(&cmd->ids);
+	HTABLE_FOREACH_SAFE(n, next, &cmd->clients)
+		free(container_of(n, struct api_client, hnode));
+	htable_fini(&cmd->clients);
+}
+
+struct api_client *api_client_find(struct cmd *cmd, uint64_t serial)
+{
+	return htable_entry(htable_find(&cmd->clients, hash_u64(serial),
+					api_client_eq, &serial),
+			    struct api_client, hnode);
+}
+
+struct api_id *api_id_find(struct cmd *cmd, uint32_t id)
+{
+	return htable_entry(
+		htable_find(&cmd->ids, hash_u64(id), api_id_eq, &id),
+		struct api_id, hnode);
+}
+
 struct api_client *api_client_of(struct cmd *cmd, struct srv_client *c)
 {
-	return hmap_get(&cmd->clients, srv_client_serial(c));
+	return api_client_find(cmd, srv_client_serial(c));
 }
 
 /* The id, if it exists and belongs to c; a foreign id looks absent. */
 static struct api_id *id_of(struct cmd *cmd, struct srv_client *c, uint32_t id)
 {
-	struct api_id *a = hmap_get(&cmd->ids, id);
+	struct api_id *a = api_id_find(cmd, id);
 
 	return a && a->client == c ? a : NULL;
 }
@@ -37,17 +98,17 @@ struct api_id *api_id_add(struct cmd *cmd, struct srv_client *c, uint32_t id,
 	struct api_client *ac = api_client_of(cmd, c);
 	struct api_id *a = calloc(1, sizeof(*a));
 
-	if (!a || !ac || hmap_put(&cmd->ids, id, a)) {
+	if (!a || !ac || htable_reserve(&cmd->ids)) {
 		free(a);
 		return NULL;
 	}
 	/* Per-user accounting (authz.h): every id counts, passive ones too. */
 	if (authz_id_add(cmd->cfg.authz, srv_client_uid(c))) {
-		hmap_del(&cmd->ids, id);
 		free(a);
 		return NULL;
 	}
 	a->id = id;
+	htable_insert(&cmd->ids, &a->hnode);
 	a->client = c;
 	a->qp_type = qp_type;
 	LIST_INSERT_HEAD(&ac->ids, a, link);
@@ -59,7 +120,7 @@ static void id_del(struct cmd *cmd, struct api_id *a)
 {
 	struct api_client *ac = api_client_of(cmd, a->client);
 
-	hmap_del(&cmd->ids, a->id);
+	htable_remove(&cmd->ids, &a->hnode);
 	LIST_REMOVE(a, link);
 	if (ac)
 		ac->nids--;
@@ -562,14 +623,16 @@ void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 	if (!api_client_of(cmd, c)) {
 		struct api_client *ac = calloc(1, sizeof(*ac));
 
-		if (!ac || hmap_put(&cmd->clients, srv_client_serial(c), ac)) {
+		if (!ac || htable_reserve(&cmd->clients)) {
 			free(ac);
 			reply->reply.status = -ENOMEM;
 			return;
 		}
 		ac->client = c;
+		ac->serial = srv_client_serial(c);
 		ac->admin = -1;
 		LIST_INIT(&ac->ids);
+		htable_insert(&cmd->clients, &ac->hnode);
 	}
 	api_client_of(cmd, c)->requests++;
 	reply->reply.status = dispatch(cmd, c, req, reply);
@@ -578,7 +641,7 @@ void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 void api_client_gone(void *ctx, struct srv_client *c)
 {
 	struct cmd *cmd = ctx;
-	struct api_client *ac = hmap_get(&cmd->clients, srv_client_serial(c));
+	struct api_client *ac = api_client_of(cmd, c);
 	struct api_id *a;
 	int n;
 
@@ -589,7 +652,7 @@ void api_client_gone(void *ctx, struct srv_client *c)
 	n = eng_destroy_owner(cmd->eng, srv_client_serial(c), cmd_now());
 	while ((a = LIST_FIRST(&ac->ids)))
 		id_del(cmd, a);
-	hmap_del(&cmd->clients, srv_client_serial(c));
+	htable_remove(&cmd->clients, &ac->hnode);
 	if (n > 0)
 		log_info("client %llu (%s, pid %d) went away: destroyed %d "
 			 "ids",
@@ -601,7 +664,7 @@ void api_client_gone(void *ctx, struct srv_client *c)
 bool api_owner_has_room(void *ctx, uint64_t owner)
 {
 	struct cmd *cmd = ctx;
-	struct api_client *ac = hmap_get(&cmd->clients, owner);
+	struct api_client *ac = api_client_find(cmd, owner);
 
 	return ac && ac->nids < cmd->cfg.max_ids &&
 	       authz_id_room(cmd->cfg.authz, srv_client_uid(ac->client));

@@ -65,8 +65,8 @@ static void id_told(struct api_id *a, const struct cmp_event *e)
 void api_deliver(void *ctx, const struct eng_event *ev)
 {
 	struct cmd *cmd = ctx;
-	struct api_client *ac = hmap_get(&cmd->clients, ev->owner);
-	struct api_id *a = hmap_get(&cmd->ids, ev->id);
+	struct api_client *ac = api_client_find(cmd, ev->owner);
+	struct api_id *a = api_id_find(cmd, ev->id);
 	uint64_t now = cmd_now();
 	struct cmp_msg msg;
 

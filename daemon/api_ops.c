@@ -46,12 +46,13 @@ static bool may_see_all(struct cmd *cmd, struct srv_client *c)
 int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		 const struct cmp_list *r, struct cmp_list_reply *out)
 {
-	size_t pos = (size_t)r->cursor;
+	uint64_t pos = r->cursor;
 	struct api_id *a = NULL;
 	struct eng_id_info f;
 
 	while (out->count < CMP_LIST_BATCH_MAX &&
-	       (a = hmap_next(&cmd->ids, &pos, NULL))) {
+	       (a = htable_entry(htable_walk(&cmd->ids, &pos), struct api_id,
+				 hnode))) {
 		struct cmp_list_entry *e = &out->entries[out->count];
 
 		if (a->client != c && !may_see_all(cmd, c))

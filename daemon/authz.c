@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "hmap.h"
+#include "hash.h"
 #include "util.h"
 
 enum who_kind { WHO_ANY, WHO_UID, WHO_GID };
@@ -34,8 +34,10 @@ struct rule {
 };
 
 struct user {
+	uid_t uid;
 	unsigned int ids;
 	unsigned int listeners;
+	struct hnode hnode; /* in authz->users */
 };
 
 struct authz {
@@ -43,7 +45,7 @@ struct authz {
 	size_t nrules;
 	struct authz_limits lim;
 	unsigned int listener_held; /* engine max_held per listener */
-	struct hmap users; /* uid -> struct user, while it has ids */
+	struct htable users; /* struct user by uid, while it has ids */
 	uint64_t log_window; /* second of the last logged refusal */
 	unsigned int log_n; /* refusals logged in that second */
 	uint64_t log_suppressed;
@@ -63,24 +65,41 @@ static const struct {
 #define N_PS ARRAY_SIZE(port_spaces)
 #define PRIV_PORTS 1024
 
+#define AUTHZ_USERS_INITIAL 16
+
+static uint64_t user_hash(const struct hnode *n)
+{
+	return hash_u64(container_of(n, struct user, hnode)->uid);
+}
+
+static bool user_eq(const struct hnode *n, const void *uid)
+{
+	return container_of(n, struct user, hnode)->uid == *(const uid_t *)uid;
+}
+
 struct authz *authz_new(void)
 {
-	return calloc(1, sizeof(struct authz));
+	struct authz *az = calloc(1, sizeof(struct authz));
+
+	if (az && htable_init(&az->users, AUTHZ_USERS_INITIAL, user_hash)) {
+		free(az);
+		return NULL;
+	}
+	return az;
 }
 
 void authz_free(struct authz *az)
 {
-	struct user *u;
-	size_t pos = 0;
+	struct hnode *n, *next;
 
 	if (!az)
 		return;
 	for (size_t i = 0; i < az->nrules; i++)
 		free(az->rules[i].members);
 	free(az->rules);
-	while ((u = hmap_next(&az->users, &pos, NULL)))
-		free(u);
-	hmap_free(&az->users);
+	HTABLE_FOREACH_SAFE(n, next, &az->users)
+		free(container_of(n, struct user, hnode));
+	htable_fini(&az->users);
 	free(az);
 }
 
@@ -374,8 +393,10 @@ int authz_listen_policy(const struct authz *az, uid_t uid, gid_t gid,
 
 static struct user *user_of(const struct authz *az, uid_t uid)
 {
-	/* hmap keys are 64-bit; uid 0 is a key like any other. */
-	return hmap_get(&az->users, (uint64_t)uid);
+	/* uid 0 is a key like any other. */
+	return htable_entry(
+		htable_find(&az->users, hash_u64(uid), user_eq, &uid),
+		struct user, hnode);
 }
 
 int authz_listener_room(const struct authz *az, uid_t uid, char *why,
@@ -425,10 +446,12 @@ int authz_id_add(struct authz *az, uid_t uid)
 	u = user_of(az, uid);
 	if (!u) {
 		u = calloc(1, sizeof(*u));
-		if (!u || hmap_put(&az->users, (uint64_t)uid, u)) {
+		if (!u || htable_reserve(&az->users)) {
 			free(u);
 			return -ENOMEM;
 		}
+		u->uid = uid;
+		htable_insert(&az->users, &u->hnode);
 	}
 	u->ids++;
 	return 0;
@@ -453,7 +476,7 @@ void authz_id_del(struct authz *az, uid_t uid, bool listener)
 	if (u->ids)
 		u->ids--;
 	if (!u->ids) {
-		hmap_del(&az->users, (uint64_t)uid);
+		htable_remove(&az->users, &u->hnode);
 		free(u);
 	}
 }

@@ -381,9 +381,14 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->loop = loop;
 	cmd->cfg = *cfg;
+	rc = api_init(cmd);
+	if (rc)
+		return rc;
 	cmd->eng = eng_new(&ops, cmd, &cfg->eng);
-	if (!cmd->eng)
+	if (!cmd->eng) {
+		api_fini(cmd);
 		return -ENOMEM;
+	}
 	xcfg = cfg->xport;
 	xcfg.loop = loop;
 	rc = xport_open(&xcfg, port_event_cb, cmd, report, &cmd->xport);
@@ -439,28 +444,19 @@ fail:
 	eng_free(cmd->eng);
 	cmd->xport = NULL;
 	cmd->eng = NULL;
+	api_fini(cmd);
 	return rc;
 }
 
 void cmd_fini(struct cmd *cmd)
 {
-	struct api_client *ac;
-	struct api_id *a;
-	size_t pos = 0;
-
 	/* Clients first: their ids' protocol tails still go out. */
 	srv_free(cmd->srv);
 	ev_prepare_stop(cmd->loop, &cmd->prepare);
 	ev_timer_stop(cmd->loop, &cmd->timer);
 	ev_io_stop(cmd->loop, &cmd->mad_io);
 	ev_io_stop(cmd->loop, &cmd->port_io);
-	while ((a = hmap_next(&cmd->ids, &pos, NULL)))
-		free(a);
-	hmap_free(&cmd->ids);
-	pos = 0;
-	while ((ac = hmap_next(&cmd->clients, &pos, NULL)))
-		free(ac);
-	hmap_free(&cmd->clients);
+	api_fini(cmd);
 	eng_free(cmd->eng);
 	capture_free(cmd->cap); /* after the tails above went out */
 	cmd->cap = NULL;

@@ -15,7 +15,7 @@
 
 #include "authz.h"
 #include "cm_engine.h"
-#include "hmap.h"
+#include "hash.h"
 #include "path.h"
 #include "server.h"
 #include "transport.h"
@@ -64,6 +64,7 @@ struct api_id {
 	 * negotiated is the engine's (eng_id_info). */
 	struct cmp_path path;
 	LIST_ENTRY(api_id) link; /* in its client's list */
+	struct hnode hnode; /* in cmd->ids, by id */
 };
 
 /* Per client: its ids, so that a client that goes away is cleaned up. */
@@ -75,6 +76,10 @@ struct api_client {
 	uint64_t requests; /* after HELLO */
 	uint64_t events_sent;
 	int8_t admin; /* -1: not looked up yet, else 0 or 1 */
+	/* In cmd->clients by the client's serial, kept here: the table's
+	 * walk at exit must not need the srv_client. */
+	uint64_t serial;
+	struct hnode hnode;
 };
 
 /*
@@ -130,8 +135,8 @@ struct cmd {
 	ev_io port_io;
 	ev_timer timer;
 	ev_prepare prepare; /* re-arms 'timer' before the loop sleeps */
-	struct hmap ids; /* id -> struct api_id */
-	struct hmap clients; /* client serial -> struct api_client */
+	struct htable ids; /* struct api_id by id */
+	struct htable clients; /* struct api_client by client serial */
 	struct cmd_counters counters;
 	struct capture *cap; /* --pcap or CAPTURE (capture.h), or NULL */
 	bool has_ib, has_roce; /* link layers served, for capture_new */
@@ -156,6 +161,9 @@ void cmd_fini(struct cmd *cmd);
 /* Monotonic nanoseconds: the engine's clock, read only by the loop. */
 uint64_t cmd_now(void);
 
+/* api.c: the id and client tables: 0 or -ENOMEM; fini frees them all. */
+int api_init(struct cmd *cmd);
+void api_fini(struct cmd *cmd);
 /* api.c: the server's hooks and the engine's deliver callback. */
 void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 		 struct cmp_msg *reply);

@@ -13,6 +13,8 @@
 
 #include "cm_engine.h"
 #include "cm_mad.h"
+#include "hash.h"
+#include "spare.h"
 
 enum conn_event {
 	CONN_EV_API_LISTEN,
@@ -155,9 +157,9 @@ struct conn {
 	TAILQ_ENTRY(conn) lis_link; /* in lis->held or lis->credited */
 	LIST_ENTRY(conn) all_link;
 
-	struct conn *h_local;
-	struct conn *h_rid;
-	struct conn *h_rqpn;
+	struct hnode h_local; /* in eng->by_local, by_rid, by_rqpn */
+	struct hnode h_rid;
+	struct hnode h_rqpn;
 
 	struct evq evq;
 	struct cm_msg *held_req; /* the REQ of a held record */
@@ -181,21 +183,13 @@ struct listener {
 	unsigned int nheld;
 	struct conn_tailq held;
 	struct conn_tailq credited;
-	struct listener *h_next; /* exact table chain */
+	struct hnode h_exact; /* in the table of exact listeners */
 	LIST_ENTRY(listener) mlink; /* masked list */
 	uint64_t delivered, held_total, rejected_backlog;
 };
 
-struct ctab {
-	struct conn **b;
-	size_t mask;
-	size_t n;
-};
-
 struct ltab {
-	struct listener **b;
-	size_t mask;
-	size_t n;
+	struct htable exact; /* by service id, for an all-ones mask */
 	LIST_HEAD(, listener) masked;
 };
 
@@ -214,9 +208,9 @@ struct eng {
 	uint64_t hits[ENG_STATE__COUNT][CONN_EV__COUNT]; /* table coverage */
 	struct eng_port ports[ENG_MAX_PORTS];
 
-	struct ctab by_local;
-	struct ctab by_rid;
-	struct ctab by_rqpn;
+	struct htable by_local;
+	struct htable by_rid;
+	struct htable by_rqpn;
 	struct ltab listeners;
 	LIST_HEAD(, conn) all;
 	size_t nconn;
@@ -225,8 +219,7 @@ struct eng {
 	size_t heap_n, heap_cap;
 
 	/* Acked event items kept for reuse (evq.c), at most EVQ_SPARE_MAX. */
-	STAILQ_HEAD(, evq_item) evq_spare;
-	unsigned int evq_nspare;
+	struct spare evq_spare;
 
 	uint32_t id_next; /* comm ids: a counter ... */
 	uint32_t id_key[4]; /* ... through a keyed permutation */
@@ -313,17 +306,15 @@ int eng_send_raw(struct eng *eng, const struct cm_msg *msg,
 		 const struct eng_addr *to);
 
 /* conn_table.c */
-int ctab_init(struct ctab *t);
-void ctab_fini(struct ctab *t);
-struct conn *ctab_local_find(const struct ctab *t, uint32_t id);
-void ctab_local_add(struct ctab *t, struct conn *c);
-void ctab_local_del(struct ctab *t, struct conn *c);
-struct conn *ctab_rid_find(const struct ctab *t, uint32_t rid, uint64_t guid);
-void ctab_rid_add(struct ctab *t, struct conn *c);
-void ctab_rid_del(struct ctab *t, struct conn *c);
-struct conn *ctab_rqpn_find(const struct ctab *t, uint32_t qpn, uint64_t guid);
-void ctab_rqpn_add(struct ctab *t, struct conn *c);
-void ctab_rqpn_del(struct ctab *t, struct conn *c);
+/* The three tables of eng: 0 or -ENOMEM (then none is left). */
+int ctab_init(struct eng *eng);
+void ctab_fini(struct eng *eng);
+struct conn *ctab_local_find(const struct htable *t, uint32_t id);
+void ctab_local_add(struct htable *t, struct conn *c);
+void ctab_local_del(struct htable *t, struct conn *c);
+struct conn *ctab_rid_find(const struct htable *t, uint32_t rid, uint64_t guid);
+struct conn *ctab_rqpn_find(const struct htable *t, uint32_t qpn,
+			    uint64_t guid);
 void conn_remote_link(struct conn *c, bool qpn);
 uint64_t conn_addr_key(const struct eng_addr *a);
 void conn_remote_unlink(struct conn *c);
@@ -352,6 +343,7 @@ void evq_push(struct conn *c, enum eng_event_type type, int status,
 	      const struct cm_msg *msg);
 int evq_ack(struct conn *c);
 void evq_clear(struct conn *c);
+void evq_init(struct eng *eng);
 /* Frees the spare items; the engine's records are gone already. */
 void evq_fini(struct eng *eng);
 

@@ -2,187 +2,120 @@
 /*
  * The engine's lookups (IBTA 12.9.8): by local comm id, by (remote comm id,
  * remote CA GUID) for duplicate REQs and REPs, and by (remote QPN, remote CA
- * GUID) for stale connections. Chained hash tables that double when their
- * load passes one, so every lookup is O(1) expected at 100,000+ records.
- * Links are embedded in struct conn: no allocation per insertion.
+ * GUID) for stale connections. Three tables of proto/hash.h, so every
+ * lookup is O(1) expected at 100,000+ records; their links are embedded in
+ * struct conn: no allocation per insertion.
  */
 #include <errno.h>
-#include <stdlib.h>
 
 #include "conn.h"
+#include "util.h"
 
 #define CTAB_INITIAL 1024
 
-enum ctab_kind {
-	CTAB_LOCAL,
-	CTAB_RID,
-	CTAB_RQPN,
+/* The remote tables' key: a 32-bit number (comm id or QPN) and a GUID. */
+struct ctab_remote_key {
+	uint32_t v;
+	uint64_t guid;
 };
 
-static uint64_t ctab_mix(uint64_t x)
+static uint64_t ctab_remote_hash(uint32_t v, uint64_t guid)
 {
-	/* A 64-bit finalizer: comm ids are random already, GUIDs are not. */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
+	return hash_u64(guid ^ ((uint64_t)v << 7));
 }
 
-static struct conn **ctab_next(struct conn *c, enum ctab_kind k)
+static uint64_t ctab_local_node_hash(const struct hnode *n)
 {
-	switch (k) {
-	case CTAB_LOCAL:
-		return &c->h_local;
-	case CTAB_RID:
-		return &c->h_rid;
-	case CTAB_RQPN:
-		return &c->h_rqpn;
-	}
-	return NULL;
+	return hash_u64(container_of(n, struct conn, h_local)->local_id);
 }
 
-static uint64_t ctab_hash(const struct conn *c, enum ctab_kind k)
+static uint64_t ctab_rid_node_hash(const struct hnode *n)
 {
-	switch (k) {
-	case CTAB_LOCAL:
-		return ctab_mix(c->local_id);
-	case CTAB_RID:
-		return ctab_mix(c->remote_guid ^ ((uint64_t)c->remote_id << 7));
-	case CTAB_RQPN:
-		return ctab_mix(c->remote_guid ^
-				((uint64_t)c->remote_qpn << 11) ^ 1);
-	}
-	return 0;
+	const struct conn *c = container_of(n, struct conn, h_rid);
+
+	return ctab_remote_hash(c->remote_id, c->remote_guid);
 }
 
-int ctab_init(struct ctab *t)
+static uint64_t ctab_rqpn_node_hash(const struct hnode *n)
 {
-	t->b = calloc(CTAB_INITIAL, sizeof(*t->b));
-	if (!t->b)
+	const struct conn *c = container_of(n, struct conn, h_rqpn);
+
+	return ctab_remote_hash(c->remote_qpn, c->remote_guid);
+}
+
+static bool ctab_local_eq(const struct hnode *n, const void *key)
+{
+	return container_of(n, struct conn, h_local)->local_id ==
+	       *(const uint32_t *)key;
+}
+
+static bool ctab_rid_eq(const struct hnode *n, const void *key)
+{
+	const struct conn *c = container_of(n, struct conn, h_rid);
+	const struct ctab_remote_key *k = key;
+
+	return c->remote_id == k->v && c->remote_guid == k->guid;
+}
+
+static bool ctab_rqpn_eq(const struct hnode *n, const void *key)
+{
+	const struct conn *c = container_of(n, struct conn, h_rqpn);
+	const struct ctab_remote_key *k = key;
+
+	return c->remote_qpn == k->v && c->remote_guid == k->guid;
+}
+
+int ctab_init(struct eng *eng)
+{
+	/* Out of memory later on: longer chains, lookups stay correct. */
+	if (htable_init(&eng->by_local, CTAB_INITIAL, ctab_local_node_hash) ||
+	    htable_init(&eng->by_rid, CTAB_INITIAL, ctab_rid_node_hash) ||
+	    htable_init(&eng->by_rqpn, CTAB_INITIAL, ctab_rqpn_node_hash)) {
+		ctab_fini(eng);
 		return -ENOMEM;
-	t->mask = CTAB_INITIAL - 1;
-	t->n = 0;
+	}
 	return 0;
 }
 
-void ctab_fini(struct ctab *t)
+void ctab_fini(struct eng *eng)
 {
-	free(t->b);
-	t->b = NULL;
+	htable_fini(&eng->by_local);
+	htable_fini(&eng->by_rid);
+	htable_fini(&eng->by_rqpn);
 }
 
-static void ctab_grow(struct ctab *t, enum ctab_kind k)
+struct conn *ctab_local_find(const struct htable *t, uint32_t id)
 {
-	size_t nsize = (t->mask + 1) * 2;
-	struct conn **nb = calloc(nsize, sizeof(*nb));
-	size_t i;
-
-	/* Out of memory: keep the longer chains, lookups stay correct. */
-	if (!nb)
-		return;
-	for (i = 0; i <= t->mask; i++) {
-		struct conn *c = t->b[i];
-
-		while (c) {
-			struct conn *next = *ctab_next(c, k);
-			size_t h = ctab_hash(c, k) & (nsize - 1);
-
-			*ctab_next(c, k) = nb[h];
-			nb[h] = c;
-			c = next;
-		}
-	}
-	free(t->b);
-	t->b = nb;
-	t->mask = nsize - 1;
+	return htable_entry(htable_find(t, hash_u64(id), ctab_local_eq, &id),
+			    struct conn, h_local);
 }
 
-static void ctab_add(struct ctab *t, struct conn *c, enum ctab_kind k)
+struct conn *ctab_rid_find(const struct htable *t, uint32_t rid, uint64_t guid)
 {
-	size_t h;
+	struct ctab_remote_key k = { rid, guid };
 
-	if (t->n >= t->mask + 1)
-		ctab_grow(t, k);
-	h = ctab_hash(c, k) & t->mask;
-	*ctab_next(c, k) = t->b[h];
-	t->b[h] = c;
-	t->n++;
+	return htable_entry(
+		htable_find(t, ctab_remote_hash(rid, guid), ctab_rid_eq, &k),
+		struct conn, h_rid);
 }
 
-static void ctab_del(struct ctab *t, struct conn *c, enum ctab_kind k)
+struct conn *ctab_rqpn_find(const struct htable *t, uint32_t qpn, uint64_t guid)
 {
-	struct conn **pp = &t->b[ctab_hash(c, k) & t->mask];
+	struct ctab_remote_key k = { qpn, guid };
 
-	while (*pp) {
-		if (*pp == c) {
-			*pp = *ctab_next(c, k);
-			*ctab_next(c, k) = NULL;
-			t->n--;
-			return;
-		}
-		pp = ctab_next(*pp, k);
-	}
+	return htable_entry(
+		htable_find(t, ctab_remote_hash(qpn, guid), ctab_rqpn_eq, &k),
+		struct conn, h_rqpn);
 }
 
-struct conn *ctab_local_find(const struct ctab *t, uint32_t id)
+void ctab_local_add(struct htable *t, struct conn *c)
 {
-	struct conn *c = t->b[ctab_mix(id) & t->mask];
-
-	while (c && c->local_id != id)
-		c = c->h_local;
-	return c;
+	htable_insert(t, &c->h_local);
 }
 
-void ctab_local_add(struct ctab *t, struct conn *c)
+void ctab_local_del(struct htable *t, struct conn *c)
 {
-	ctab_add(t, c, CTAB_LOCAL);
-}
-
-void ctab_local_del(struct ctab *t, struct conn *c)
-{
-	ctab_del(t, c, CTAB_LOCAL);
-}
-
-struct conn *ctab_rid_find(const struct ctab *t, uint32_t rid, uint64_t guid)
-{
-	uint64_t h = ctab_mix(guid ^ ((uint64_t)rid << 7));
-	struct conn *c = t->b[h & t->mask];
-
-	while (c && (c->remote_id != rid || c->remote_guid != guid))
-		c = c->h_rid;
-	return c;
-}
-
-void ctab_rid_add(struct ctab *t, struct conn *c)
-{
-	ctab_add(t, c, CTAB_RID);
-}
-
-void ctab_rid_del(struct ctab *t, struct conn *c)
-{
-	ctab_del(t, c, CTAB_RID);
-}
-
-struct conn *ctab_rqpn_find(const struct ctab *t, uint32_t qpn, uint64_t guid)
-{
-	uint64_t h = ctab_mix(guid ^ ((uint64_t)qpn << 11) ^ 1);
-	struct conn *c = t->b[h & t->mask];
-
-	while (c && (c->remote_qpn != qpn || c->remote_guid != guid))
-		c = c->h_rqpn;
-	return c;
-}
-
-void ctab_rqpn_add(struct ctab *t, struct conn *c)
-{
-	ctab_add(t, c, CTAB_RQPN);
-}
-
-void ctab_rqpn_del(struct ctab *t, struct conn *c)
-{
-	ctab_del(t, c, CTAB_RQPN);
+	htable_remove(t, &c->h_local);
 }
 
 /*
@@ -193,11 +126,11 @@ void ctab_rqpn_del(struct ctab *t, struct conn *c)
 void conn_remote_link(struct conn *c, bool qpn)
 {
 	if (!c->in_remote_id) {
-		ctab_rid_add(&c->eng->by_rid, c);
+		htable_insert(&c->eng->by_rid, &c->h_rid);
 		c->in_remote_id = true;
 	}
 	if (qpn && !c->in_remote_qpn) {
-		ctab_rqpn_add(&c->eng->by_rqpn, c);
+		htable_insert(&c->eng->by_rqpn, &c->h_rqpn);
 		c->in_remote_qpn = true;
 	}
 }
@@ -205,11 +138,11 @@ void conn_remote_link(struct conn *c, bool qpn)
 void conn_remote_unlink(struct conn *c)
 {
 	if (c->in_remote_id) {
-		ctab_rid_del(&c->eng->by_rid, c);
+		htable_remove(&c->eng->by_rid, &c->h_rid);
 		c->in_remote_id = false;
 	}
 	if (c->in_remote_qpn) {
-		ctab_rqpn_del(&c->eng->by_rqpn, c);
+		htable_remove(&c->eng->by_rqpn, &c->h_rqpn);
 		c->in_remote_qpn = false;
 	}
 }

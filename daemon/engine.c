@@ -22,12 +22,9 @@ struct eng *eng_new(const struct eng_ops *ops, void *ctx,
 	eng->ctx = ctx;
 	eng->cfg = *cfg;
 	LIST_INIT(&eng->all);
-	STAILQ_INIT(&eng->evq_spare);
-	if (ctab_init(&eng->by_local) || ctab_init(&eng->by_rid) ||
-	    ctab_init(&eng->by_rqpn) || ltab_init(&eng->listeners)) {
-		ctab_fini(&eng->by_local);
-		ctab_fini(&eng->by_rid);
-		ctab_fini(&eng->by_rqpn);
+	evq_init(eng);
+	if (ctab_init(eng) || ltab_init(&eng->listeners)) {
+		ctab_fini(eng);
 		free(eng);
 		return NULL;
 	}
@@ -47,9 +44,7 @@ void eng_free(struct eng *eng)
 		free(c->held_req);
 		free(c);
 	}
-	ctab_fini(&eng->by_local);
-	ctab_fini(&eng->by_rid);
-	ctab_fini(&eng->by_rqpn);
+	ctab_fini(eng);
 	ltab_fini(&eng->listeners);
 	evq_fini(eng);
 	free(eng->heap);

@@ -8,12 +8,12 @@
  *
  * Every event is an item that lives from push to ack, and a busy daemon
  * pushes several per connection. Acked items go back to a per-engine
- * spare list instead of to free(), so steady traffic allocates nothing
- * here. The list is bounded (EVQ_SPARE_MAX, conn.h) so that the memory
- * of a burst (every id with an event out at once) is returned after it:
- * items live only while their event is out with a client, so what the
- * list must absorb is the churn between an ack and the next push, not the
- * number of events in flight.
+ * spare list (proto/spare.h) instead of to free(), so steady traffic
+ * allocates nothing here. The list is bounded (EVQ_SPARE_MAX, conn.h) so
+ * that the memory of a burst (every id with an event out at once) is
+ * returned after it: items live only while their event is out with a
+ * client, so what the list must absorb is the churn between an ack and the
+ * next push, not the number of events in flight.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -23,40 +23,22 @@
 #include "conn.h"
 #include "log.h"
 
-static struct evq_item *evq_item_get(struct eng *eng)
+void evq_init(struct eng *eng)
 {
-	struct evq_item *it = STAILQ_FIRST(&eng->evq_spare);
-
-	if (!it)
-		return malloc(sizeof(*it));
-	STAILQ_REMOVE_HEAD(&eng->evq_spare, link);
-	eng->evq_nspare--;
-	eng->cnt.spare_bytes -= sizeof(*it);
-	return it;
-}
-
-static void evq_item_put(struct eng *eng, struct evq_item *it)
-{
-	if (eng->evq_nspare >= EVQ_SPARE_MAX) {
-		free(it);
-		return;
-	}
-	/* Last in, first out: the next push reuses a warm item. */
-	STAILQ_INSERT_HEAD(&eng->evq_spare, it, link);
-	eng->evq_nspare++;
-	eng->cnt.spare_bytes += sizeof(*it);
+	spare_init(&eng->evq_spare, EVQ_SPARE_MAX, sizeof(struct evq_item),
+		   &eng->cnt.spare_bytes);
 }
 
 void evq_fini(struct eng *eng)
 {
-	struct evq_item *it;
+	spare_drain(&eng->evq_spare);
+}
 
-	while ((it = STAILQ_FIRST(&eng->evq_spare))) {
-		STAILQ_REMOVE_HEAD(&eng->evq_spare, link);
-		free(it);
-	}
-	eng->evq_nspare = 0;
-	eng->cnt.spare_bytes = 0;
+static struct evq_item *evq_item_get(struct eng *eng)
+{
+	struct evq_item *it = spare_take(&eng->evq_spare);
+
+	return it ? it : malloc(sizeof(*it));
 }
 
 static void evq_deliver_head(struct conn *c)
@@ -123,7 +105,7 @@ int evq_ack(struct conn *c)
 	if (!c->evq.unacked || !it)
 		return -EINVAL;
 	STAILQ_REMOVE_HEAD(&c->evq.items, link);
-	evq_item_put(c->eng, it);
+	spare_give(&c->eng->evq_spare, it);
 	c->evq.unacked = false;
 	evq_deliver_head(c);
 	return 0;
@@ -135,7 +117,7 @@ void evq_clear(struct conn *c)
 
 	while ((it = STAILQ_FIRST(&c->evq.items))) {
 		STAILQ_REMOVE_HEAD(&c->evq.items, link);
-		evq_item_put(c->eng, it);
+		spare_give(&c->eng->evq_spare, it);
 	}
 	c->evq.unacked = false;
 }

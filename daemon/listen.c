@@ -16,79 +16,33 @@
 
 #include "conn.h"
 #include "log.h"
+#include "util.h"
 
 #define LTAB_INITIAL 256
 
-static uint64_t ltab_hash(uint64_t sid)
+static uint64_t ltab_node_hash(const struct hnode *n)
 {
-	sid ^= sid >> 31;
-	sid *= 0x9e3779b97f4a7c15ULL;
-	return sid ^ (sid >> 29);
+	return hash_u64(container_of(n, struct listener, h_exact)->service_id);
+}
+
+static bool ltab_eq(const struct hnode *n, const void *sid)
+{
+	return container_of(n, struct listener, h_exact)->service_id ==
+	       *(const uint64_t *)sid;
 }
 
 int ltab_init(struct ltab *t)
 {
-	t->b = calloc(LTAB_INITIAL, sizeof(*t->b));
-	if (!t->b)
-		return -ENOMEM;
-	t->mask = LTAB_INITIAL - 1;
-	t->n = 0;
 	LIST_INIT(&t->masked);
-	return 0;
-}
-
-static void ltab_add(struct ltab *t, struct listener *l)
-{
-	size_t h;
-
-	if (t->n >= t->mask + 1) {
-		size_t nsize = (t->mask + 1) * 2, i;
-		struct listener **nb = calloc(nsize, sizeof(*nb));
-
-		if (nb) {
-			for (i = 0; i <= t->mask; i++) {
-				struct listener *x = t->b[i], *next;
-
-				for (; x; x = next) {
-					next = x->h_next;
-					h = ltab_hash(x->service_id) &
-					    (nsize - 1);
-					x->h_next = nb[h];
-					nb[h] = x;
-				}
-			}
-			free(t->b);
-			t->b = nb;
-			t->mask = nsize - 1;
-		}
-	}
-	h = ltab_hash(l->service_id) & t->mask;
-	l->h_next = t->b[h];
-	t->b[h] = l;
-	t->n++;
-}
-
-static void ltab_del(struct ltab *t, struct listener *l)
-{
-	struct listener **pp = &t->b[ltab_hash(l->service_id) & t->mask];
-
-	for (; *pp; pp = &(*pp)->h_next) {
-		if (*pp == l) {
-			*pp = l->h_next;
-			t->n--;
-			return;
-		}
-	}
+	/* Out of memory later on: longer chains, lookups stay correct. */
+	return htable_init(&t->exact, LTAB_INITIAL, ltab_node_hash);
 }
 
 static struct listener *ltab_exact(const struct ltab *t, uint64_t sid)
 {
-	struct listener *l;
-
-	l = t->b[ltab_hash(sid) & t->mask];
-	while (l && l->service_id != sid)
-		l = l->h_next;
-	return l;
+	return htable_entry(
+		htable_find(&t->exact, hash_u64(sid), ltab_eq, &sid),
+		struct listener, h_exact);
 }
 
 struct listener *listen_find(const struct eng *eng, uint64_t sid)
@@ -136,7 +90,7 @@ int listen_start(struct conn *c, uint64_t sid, uint64_t mask,
 	TAILQ_INIT(&l->held);
 	TAILQ_INIT(&l->credited);
 	if (mask == UINT64_MAX)
-		ltab_add(t, l);
+		htable_insert(&t->exact, &l->h_exact);
 	else
 		LIST_INSERT_HEAD(&t->masked, l, mlink);
 	c->lis = l;
@@ -251,7 +205,7 @@ void listen_stop(struct conn *c, uint64_t now)
 		conn_event(h, CONN_EV_LISTENER_GONE, &x);
 	}
 	if (l->mask == UINT64_MAX)
-		ltab_del(&c->eng->listeners, l);
+		htable_remove(&c->eng->listeners.exact, &l->h_exact);
 	else
 		LIST_REMOVE(l, mlink);
 	free(l);
@@ -260,21 +214,14 @@ void listen_stop(struct conn *c, uint64_t now)
 
 void ltab_fini(struct ltab *t)
 {
-	size_t i;
+	struct hnode *n, *next;
 	struct listener *l;
 
-	if (!t->b)
-		return;
-	for (i = 0; i <= t->mask; i++) {
-		while ((l = t->b[i])) {
-			t->b[i] = l->h_next;
-			free(l);
-		}
-	}
+	HTABLE_FOREACH_SAFE(n, next, &t->exact)
+		free(container_of(n, struct listener, h_exact));
+	htable_fini(&t->exact);
 	while ((l = LIST_FIRST(&t->masked))) {
 		LIST_REMOVE(l, mlink);
 		free(l);
 	}
-	free(t->b);
-	t->b = NULL;
 }

@@ -20,6 +20,7 @@
 
 #include "cmd_config.h"
 #include "log.h"
+#include "spare.h"
 #include "util.h"
 
 /*
@@ -113,8 +114,7 @@ struct srv {
 	uint64_t next_serial;
 	LIST_HEAD(, srv_client) clients;
 	struct srv_counters counters;
-	struct srv_outq spare; /* small srv_out nodes to reuse */
-	unsigned int nspare;
+	struct spare spare; /* small srv_out nodes to reuse */
 };
 
 pid_t srv_client_pid(const struct srv_client *c)
@@ -162,14 +162,9 @@ static struct srv_out *out_get(struct srv *srv, size_t len)
 			o->small = false;
 		return o;
 	}
-	o = STAILQ_FIRST(&srv->spare);
-	if (o) {
-		STAILQ_REMOVE_HEAD(&srv->spare, link);
-		srv->nspare--;
-		srv->counters.spare_bytes -= sizeof(*o) + SRV_OUT_SMALL;
-		return o;
-	}
-	o = malloc(sizeof(*o) + SRV_OUT_SMALL);
+	o = spare_take(&srv->spare);
+	if (!o)
+		o = malloc(sizeof(*o) + SRV_OUT_SMALL);
 	if (o)
 		o->small = true;
 	return o;
@@ -177,14 +172,10 @@ static struct srv_out *out_get(struct srv *srv, size_t len)
 
 static void out_put(struct srv *srv, struct srv_out *o)
 {
-	if (!o->small || srv->nspare >= SRV_OUT_SPARE_MAX) {
+	if (o->small)
+		spare_give(&srv->spare, o);
+	else
 		free(o);
-		return;
-	}
-	/* Last in, first out: the next message reuses a warm node. */
-	STAILQ_INSERT_HEAD(&srv->spare, o, link);
-	srv->nspare++;
-	srv->counters.spare_bytes += sizeof(*o) + SRV_OUT_SMALL;
 }
 
 static void outq_free(struct srv *srv, struct srv_outq *q)
@@ -738,7 +729,9 @@ struct srv *srv_new(struct ev_loop *loop, const struct srv_config *cfg,
 	srv->hooks = *hooks;
 	srv->ctx = ctx;
 	LIST_INIT(&srv->clients);
-	STAILQ_INIT(&srv->spare);
+	spare_init(&srv->spare, SRV_OUT_SPARE_MAX,
+		   sizeof(struct srv_out) + SRV_OUT_SMALL,
+		   &srv->counters.spare_bytes);
 	if (cfg->listen_fd >= 0) {
 		fd = cfg->listen_fd;
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -770,13 +763,7 @@ void srv_free(struct srv *srv)
 	while ((c = LIST_FIRST(&srv->clients)))
 		client_free(c);
 	/* Every node is spare now; none is kept past the server. */
-	while (srv->nspare) {
-		struct srv_out *o = STAILQ_FIRST(&srv->spare);
-
-		STAILQ_REMOVE_HEAD(&srv->spare, link);
-		srv->nspare--;
-		free(o);
-	}
+	spare_drain(&srv->spare);
 	ev_check_stop(srv->loop, &srv->reap);
 	ev_prepare_stop(srv->loop, &srv->flush);
 	ev_io_stop(srv->loop, &srv->accept_io);

@@ -145,10 +145,10 @@ static void test_reused_item_is_clean(void **state)
 	ev = h_ev(&p.a, ENG_EV_LAP_ERROR, aid);
 	assert_true(ev.has_msg);
 	assert_int_equal(ev.status, -ETIMEDOUT);
-	assert_int_equal(p.a.node.eng->evq_nspare, 1);
+	assert_int_equal(p.a.node.eng->evq_spare.n, 1);
 
 	evq_push(c, ENG_EV_APR_RECEIVED, 0, NULL);
-	assert_int_equal(p.a.node.eng->evq_nspare, 0); /* it was reused */
+	assert_int_equal(p.a.node.eng->evq_spare.n, 0); /* it was reused */
 	ev = h_ev(&p.a, ENG_EV_APR_RECEIVED, aid);
 	assert_false(ev.has_msg);
 	assert_int_equal(ev.status, 0);
@@ -183,7 +183,7 @@ static void test_spares_bounded_and_reused(void **state)
 	for (int i = 0; i < BURST; i++)
 		assert_int_equal(h_ev(&p.a, ENG_EV_LAP_ERROR, aid).status, i);
 	burst = ac_end();
-	assert_int_equal(p.a.node.eng->evq_nspare, EVQ_SPARE_MAX);
+	assert_int_equal(p.a.node.eng->evq_spare.n, EVQ_SPARE_MAX);
 
 	ac_begin();
 	for (int i = 0; i < K; i++) {
@@ -194,7 +194,7 @@ static void test_spares_bounded_and_reused(void **state)
 				h_ev(&p.a, ENG_EV_APR_RECEIVED, aid).status, j);
 	}
 	steady = ac_end();
-	assert_int_equal(p.a.node.eng->evq_nspare, EVQ_SPARE_MAX);
+	assert_int_equal(p.a.node.eng->evq_spare.n, EVQ_SPARE_MAX);
 	pair_fini(&p);
 	if (!ac_enabled())
 		skip();
