@@ -200,6 +200,12 @@ static enum cmp_event_type event_body(struct cmd *cmd, struct api_id *a,
 		memcpy(e->port.dev_name, a->info.path.dev_name,
 		       sizeof(e->port.dev_name));
 		return CMP_EVENT_PORT_ERROR;
+	case ENG_EV_DEVICE_REMOVAL:
+		/* The id's device is gone (-ENODEV): it can only be destroyed. */
+		e->port.port_num = a->info.path.port_num;
+		memcpy(e->port.dev_name, a->info.path.dev_name,
+		       sizeof(e->port.dev_name));
+		return CMP_EVENT_DEVICE_REMOVAL;
 	case ENG_EV_APR_RECEIVED:
 		e->apr_received.ap_status = m->apr.status;
 		e->apr_received.info_len = m->apr.info_length;
