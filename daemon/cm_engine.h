@@ -179,8 +179,8 @@ void eng_free(struct eng *eng);
 int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce);
 
 /*
- * A local port went down or its device was removed. Every record on 'port'
- * with an open exchange fails now, without sending anything on it:
+ * A local port went down (for good: eng_device_removed). Every record on
+ * 'port' with an open exchange fails now, without sending anything on it:
  * REQ_SENT, MRA_REQ_RCVD, REP_RCVD, MRA_REP_SENT: REQ_ERROR -ENETDOWN, IDLE;
  * REQ_RCVD, MRA_REQ_SENT: REP_ERROR -ENETDOWN, IDLE (no REJ; the credit
  * returns; a held REQ is dropped silently); REP_SENT, MRA_REP_RCVD:
