@@ -600,7 +600,12 @@ enum cmc_event_type {
 	CMC_EVENT_SIDR_REQ_RECEIVED = 13,
 	CMC_EVENT_SIDR_REP_RECEIVED = 14,
 	CMC_EVENT_PORT_ERROR = 15, /* -ENETDOWN; the id stays */
-	CMC_EVENT_DEVICE_REMOVAL = 16, /* -ENODEV; destroy the id */
+	/* -ENODEV: the id's device went away (u.port names it). The id is
+	 * IDLE and nothing more is sent for it: destroy it, and close the
+	 * QPs and verbs context you hold on that device (on drivers that
+	 * cannot disassociate them, rxe among them, the kernel's removal
+	 * waits for that). Once per id; listeners are not told. */
+	CMC_EVENT_DEVICE_REMOVAL = 16,
 	/* Made by the library, not the daemon: a request queued in
 	 * asynchronous mode failed (see cmc_set_async()). status is its
 	 * error, u.request_error.request the call. A failed cmc_connect() of

@@ -670,13 +670,23 @@ bool api_owner_has_room(void *ctx, uint64_t owner)
 	       authz_id_room(cmd->cfg.authz, srv_client_uid(ac->client));
 }
 
-void api_port_down(struct cmd *cmd, uint16_t port, bool removed)
+void api_port_down(struct cmd *cmd, uint16_t port)
 {
 	/* Open handshakes on the port fail now (-ENETDOWN) instead of
 	 * retrying into the void; established ones are told and stay. */
 	int n = eng_port_down(cmd->eng, port, cmd_now());
 
 	if (n > 0)
-		log_info("port %u %s: told the owners of %d ids", port,
-			 removed ? "removed" : "down", n);
+		log_info("port %u down: told the owners of %d ids", port, n);
+}
+
+void api_device_removed(struct cmd *cmd, uint16_t port)
+{
+	/* Every id on the device is told DEVICE_REMOVAL (-ENODEV) and left
+	 * for its owner to destroy; nothing more goes out for them. */
+	int n = eng_device_removed(cmd->eng, port, cmd_now());
+
+	log_notice("port %u removed: told the owners of %d ids "
+		   "(DEVICE_REMOVAL)",
+		   port, n < 0 ? 0 : n);
 }

@@ -195,6 +195,8 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 		{ "established_early", e->established_early },
 		{ "port_down", e->port_down },
 		{ "port_down_ids", e->port_down_ids },
+		{ "device_removed", e->device_removed },
+		{ "device_removed_ids", e->device_removed_ids },
 		{ "clients", srv_client_count(cmd->srv) },
 		{ "clients_accepted", s->clients_accepted },
 		{ "clients_refused", s->clients_refused },

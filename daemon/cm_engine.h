@@ -83,6 +83,9 @@ enum eng_event_type {
 				needs msg.mra.service_timeout longer; we
 				wait (once per message, as the kernel's CM
 				tells its users) */
+	ENG_EV_DEVICE_REMOVAL, /* status -ENODEV: the id's device went away
+				  (eng_device_removed); the id is IDLE,
+				  nothing more goes out for it: destroy it */
 	ENG_EV__COUNT,
 };
 
@@ -161,6 +164,8 @@ struct eng_counters {
 	uint64_t established_early; /* eng_establish before the RTU */
 	uint64_t port_down; /* eng_port_down calls */
 	uint64_t port_down_ids; /* ids told by them */
+	uint64_t device_removed; /* eng_device_removed calls */
+	uint64_t device_removed_ids; /* ids told by them */
 	uint64_t send_deferred; /* ops->send said ENG_SEND_DEFERRED */
 	uint64_t unreachable; /* ids failed by eng_send_done errors */
 	uint64_t send_done_stale; /* outcomes for no record waiting on it */
@@ -178,8 +183,8 @@ void eng_free(struct eng *eng);
 int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce);
 
 /*
- * A local port went down or its device was removed. Every record on 'port'
- * with an open exchange fails now, without sending anything on it:
+ * A local port went down (for good: eng_device_removed). Every record on
+ * 'port' with an open exchange fails now, without sending anything on it:
  * REQ_SENT, MRA_REQ_RCVD, REP_RCVD, MRA_REP_SENT: REQ_ERROR -ENETDOWN, IDLE;
  * REQ_RCVD, MRA_REQ_SENT: REP_ERROR -ENETDOWN, IDLE (no REJ; the credit
  * returns; a held REQ is dropped silently); REP_SENT, MRA_REP_RCVD:
@@ -192,6 +197,20 @@ int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce);
  * -EINVAL (port out of range) / -EBUSY.
  */
 int eng_port_down(struct eng *eng, uint16_t port, uint64_t now);
+
+/*
+ * The device of 'port' went away for good (rdma_cm's
+ * RDMA_CM_EVENT_DEVICE_REMOVAL): no MAD can leave or arrive on it again.
+ * Held REQs on the port are dropped silently; then every other record on
+ * it, in any state but IDLE and LISTEN, goes to IDLE at once with its
+ * timer stopped and nothing sent, and its client gets DEVICE_REMOVAL
+ * -ENODEV (once, queued behind an unacknowledged event as usual); the
+ * client is left to destroy it. Destroyed records are freed. Listeners
+ * (they serve every port) and IDLE ids are not touched. The port is no
+ * longer valid: connects on it fail with -ENODEV until eng_port_set.
+ * Returns how many ids were told, or -EINVAL (port out of range) / -EBUSY.
+ */
+int eng_device_removed(struct eng *eng, uint16_t port, uint64_t now);
 
 /*
  * A send that ops->send deferred has left (err 0) or failed (-errno, such

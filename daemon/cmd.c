@@ -261,10 +261,10 @@ static void port_event_cb(void *ctx, const struct xport_event *ev)
 		xport_event_name(ev->type));
 	switch (ev->type) {
 	case XPORT_EV_PORT_DOWN:
-		api_port_down(cmd, ev->index, false);
+		api_port_down(cmd, ev->index);
 		break;
 	case XPORT_EV_DEVICE_REMOVED:
-		api_port_down(cmd, ev->index, true);
+		api_device_removed(cmd, ev->index);
 		break;
 	case XPORT_EV_PORT_ACTIVE:
 	case XPORT_EV_LID_CHANGE:
@@ -290,6 +290,7 @@ static void eng_deliver_cb(void *ctx, const struct eng_event *ev)
 	case ENG_EV_LAP_ERROR:
 	case ENG_EV_SIDR_REQ_ERROR:
 	case ENG_EV_PORT_ERROR:
+	case ENG_EV_DEVICE_REMOVAL:
 		/*
 		 * An unreachable destination already had its one notice line
 		 * (neigh.c, per destination, however many ids it failed).

@@ -172,7 +172,9 @@ void api_deliver(void *ctx, const struct eng_event *ev);
 /* The engine's owner_has_room op: the client is below --max-ids. */
 bool api_owner_has_room(void *ctx, uint64_t owner);
 /* Fail the handshakes of ids on a port that went down. */
-void api_port_down(struct cmd *cmd, uint16_t port, bool removed);
+void api_port_down(struct cmd *cmd, uint16_t port);
+/* A port's device went away: DEVICE_REMOVAL to every id on it. */
+void api_device_removed(struct cmd *cmd, uint16_t port);
 
 /* ops: the counters of a port index, or NULL for one not served. */
 struct cmd_port_counters *cmd_port_counters(struct cmd *cmd, uint16_t port);

@@ -977,6 +977,23 @@ static int conn_act_port_down_est(struct conn *c, struct conn_ctx *x)
 }
 
 /*
+ * eng_device_removed(): the device is gone for good, and every CM id on it
+ * with it (the kernel's cma tells each id on a removed device with
+ * RDMA_CM_EVENT_DEVICE_REMOVAL and leaves it to the program to destroy).
+ * Whatever the state, nothing can be sent or received for this id again:
+ * no REJ, DREQ or DREP, no retransmission, no timewait (no stray MAD can
+ * arrive on a device that is no more). The cell goes to IDLE, which
+ * stops the timer, unlinks the remote ids and returns a credit; the client
+ * is told once, -ENODEV, and destroys the id. A destroyed record (a DREQ
+ * or timewait tail) is freed in IDLE without a word, a held REQ likewise.
+ */
+static int conn_act_device_gone(struct conn *c, struct conn_ctx *x)
+{
+	evq_push(c, ENG_EV_DEVICE_REMOVAL, -ENODEV, NULL);
+	return 0;
+}
+
+/*
  * eng_send_done() with an error: the message this record waits on never
  * left (its destination's neighbour could not be resolved: -EHOSTUNREACH).
  * Retrying cannot help before the destination answers ARP/ND, so fail the
@@ -1182,6 +1199,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(PORT_DOWN) = GO(IDLE, port_down_req),
 		E(UNREACHABLE) = GO(IDLE, unreachable_req),
 		E(API_DESTROY) = GO(IDLE, destroy_req_sent),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(MRA_REQ_RCVD) = {
 		E(RX_REP) = GO(REP_RCVD, rep),
@@ -1194,6 +1212,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(PORT_DOWN) = GO(IDLE, port_down_req),
 		E(UNREACHABLE) = GO(IDLE, unreachable_req),
 		E(API_DESTROY) = GO(IDLE, destroy_req_sent),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(REQ_RCVD) = {
 		E(API_ACCEPT) = GO(REP_SENT, accept),
@@ -1206,6 +1225,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(STALE) = STAY(stale_ignore),
 		E(PORT_DOWN) = GO(IDLE, port_down_rep),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(MRA_REQ_SENT) = {
 		E(API_ACCEPT) = GO(REP_SENT, accept),
@@ -1218,6 +1238,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(PORT_DOWN) = GO(IDLE, port_down_rep),
 		E(LISTENER_GONE) = GO(IDLE, listener_gone),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(REP_SENT) = {
 		E(RX_RTU) = GO(ESTABLISHED, rtu_rcvd),
@@ -1233,6 +1254,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(PORT_DOWN) = GO(TIMEWAIT, port_down_rep_sent),
 		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_rep),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_rej),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(MRA_REP_RCVD) = {
 		E(RX_RTU) = GO(ESTABLISHED, rtu_rcvd),
@@ -1248,6 +1270,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(PORT_DOWN) = GO(TIMEWAIT, port_down_rep_sent),
 		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_rep),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_rej),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(REP_RCVD) = {
 		E(API_RTU) = GO(ESTABLISHED, rtu),
@@ -1260,6 +1283,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(STALE) = STAY(stale_ignore),
 		E(PORT_DOWN) = GO(IDLE, port_down_req),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(MRA_REP_SENT) = {
 		E(API_RTU) = GO(ESTABLISHED, rtu),
@@ -1271,6 +1295,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(STALE) = STAY(stale_ignore),
 		E(PORT_DOWN) = GO(IDLE, port_down_req),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(ESTABLISHED) = {
 		E(API_DISCONNECT) = GO(DREQ_SENT, disconnect),
@@ -1292,6 +1317,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = STAY(lap_timeout),
 		E(API_DESTROY) = GO(DREQ_SENT, destroy_dreq),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(DREQ_SENT) = {
 		E(API_DISCONNECT) = STAY(disconnect_done),
@@ -1308,6 +1334,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(PORT_DOWN) = GO(TIMEWAIT, port_down_dreq),
 		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_dreq),
 		E(API_DESTROY) = STAY(destroy),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(DREQ_RCVD) = {
 		E(API_DISCONNECT) = GO(TIMEWAIT, drep),
@@ -1319,6 +1346,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(STALE) = STAY(stale_ignore),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_drep),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(TIMEWAIT) = {
 		E(API_DISCONNECT) = STAY(disconnect_done),
@@ -1332,6 +1360,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ_STALE) = STAY(dup),
 		E(STALE) = STAY(stale_ignore),
 		E(API_DESTROY) = STAY(destroy),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(SIDR_REQ_SENT) = {
 		E(RX_SIDR_REP) = GO(IDLE, sidr_rep_rcvd),
@@ -1340,11 +1369,13 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(PORT_DOWN) = GO(IDLE, port_down_sidr),
 		E(UNREACHABLE) = GO(IDLE, unreachable_sidr),
 		E(API_DESTROY) = GO(IDLE, destroy),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 	S(SIDR_REQ_RCVD) = {
 		E(API_SIDR_REP) = GO(IDLE, sidr_rep),
 		E(RX_SIDR_REQ) = STAY(dup),
 		E(API_DESTROY) = GO(IDLE, destroy_sidr),
+		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
 };
 

@@ -58,6 +58,8 @@ enum conn_event {
 				(eng_send_done with an error) */
 	CONN_EV_LISTENER_GONE, /* a held REQ's listener was destroyed
 				  (listen_stop) */
+	CONN_EV_DEVICE_GONE, /* our port's device went away
+				(eng_device_removed) */
 	CONN_EV__COUNT,
 };
 

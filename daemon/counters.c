@@ -94,6 +94,7 @@ static const char *const eng_event_names[ENG_EV__COUNT] = {
 	[ENG_EV_SIDR_REP_RECEIVED] = "SIDR_REP_RECEIVED",
 	[ENG_EV_PORT_ERROR] = "PORT_ERROR",
 	[ENG_EV_MRA_RECEIVED] = "MRA_RECEIVED",
+	[ENG_EV_DEVICE_REMOVAL] = "DEVICE_REMOVAL",
 };
 
 const char *eng_event_name(enum eng_event_type t)
@@ -144,6 +145,7 @@ static const char *const conn_event_names[CONN_EV__COUNT] = {
 	[CONN_EV_UNREACHABLE] = "UNREACHABLE",
 	[CONN_EV_LISTENER_GONE] = "LISTENER_GONE",
 	[CONN_EV_PORT_DOWN] = "PORT_DOWN",
+	[CONN_EV_DEVICE_GONE] = "DEVICE_GONE",
 };
 
 const char *conn_event_name(enum conn_event ev)

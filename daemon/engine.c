@@ -62,16 +62,17 @@ int eng_port_set(struct eng *eng, uint16_t port, uint64_t ca_guid, bool roce)
 }
 
 /*
- * Feed PORT_DOWN to every record on the port whose state has a cell for it
- * (the table decides who is touched: open exchanges and established
- * connections, not listeners, idle ids or timewait). Held REQs go first, so
- * that a credit given back by a dying id on this port never delivers a held
- * REQ from the same dead port. A record can only free itself in
- * conn_event() (a held REQ, reaped in IDLE), so walking with 'next' saved
- * is safe.
+ * Feed 'ev' (PORT_DOWN, DEVICE_GONE) to every record on the port whose
+ * state has a cell for it (the table decides who is touched: for
+ * PORT_DOWN open exchanges and established connections, not listeners,
+ * idle ids or timewait; for DEVICE_GONE everything but idle ids and
+ * listeners). Held REQs go first, so that a credit given back by a dying
+ * id on this port never delivers a held REQ from the same dead port. A
+ * record can only free itself in conn_event() (reaped in IDLE), so
+ * walking with 'next' saved is safe.
  */
-static int eng_port_down_pass(struct eng *eng, uint16_t port, bool held,
-			      uint64_t now)
+static int eng_port_pass(struct eng *eng, uint16_t port, enum conn_event ev,
+			 bool held, uint64_t now)
 {
 	struct conn *c, *next;
 	int told = 0;
@@ -82,9 +83,9 @@ static int eng_port_down_pass(struct eng *eng, uint16_t port, bool held,
 
 		next = LIST_NEXT(c, all_link);
 		if (c->addr.port != port || c->held != held ||
-		    !conn_table_cell(c->state, CONN_EV_PORT_DOWN))
+		    !conn_table_cell(c->state, ev))
 			continue;
-		if (conn_event(c, CONN_EV_PORT_DOWN, &x) == 0 && tells)
+		if (conn_event(c, ev, &x) == 0 && tells)
 			told++;
 	}
 	return told;
@@ -99,10 +100,28 @@ int eng_port_down(struct eng *eng, uint16_t port, uint64_t now)
 	if (port >= ENG_MAX_PORTS)
 		return -EINVAL;
 	eng->cnt.port_down++;
-	told = eng_port_down_pass(eng, port, true, now);
-	told += eng_port_down_pass(eng, port, false, now);
+	told = eng_port_pass(eng, port, CONN_EV_PORT_DOWN, true, now);
+	told += eng_port_pass(eng, port, CONN_EV_PORT_DOWN, false, now);
 	eng->cnt.port_down_ids += (uint64_t)told;
 	log_info("port %u down: %d ids told", port, told);
+	return told;
+}
+
+int eng_device_removed(struct eng *eng, uint16_t port, uint64_t now)
+{
+	int told;
+
+	if (eng->busy)
+		return -EBUSY;
+	if (port >= ENG_MAX_PORTS)
+		return -EINVAL;
+	eng->cnt.device_removed++;
+	told = eng_port_pass(eng, port, CONN_EV_DEVICE_GONE, true, now);
+	told += eng_port_pass(eng, port, CONN_EV_DEVICE_GONE, false, now);
+	/* Nothing can be sent on it again: a connect there fails now. */
+	eng->ports[port].valid = false;
+	eng->cnt.device_removed_ids += (uint64_t)told;
+	log_info("port %u removed: %d ids told", port, told);
 	return told;
 }
 

@@ -137,11 +137,16 @@ struct sim_ctl_stats {
 
 /*
  * Port life cycle (issue 7, item 6): port 'port' (0-based in the node's
- * hello) of node 'node' goes down (up 0) or comes back (up 1). The hub
- * tells that daemon with SIM_PORT_STATE and, while the port is down, drops
+ * hello) of node 'node' goes down (up 0) or comes back (up 1), or its
+ * device is removed for good (up SIM_PORT_REMOVED: the daemon sees device
+ * removal for that port; the port never comes back). The hub tells that
+ * daemon with SIM_PORT_STATE and, while the port is down or removed, drops
  * every MAD from or to it (counted as dropped). Reply: SIM_CTL_REPLY,
- * status -ENOENT for an unknown node or port.
+ * status -ENOENT for an unknown node or port, -ENODEV to bring a removed
+ * port up.
  */
+#define SIM_PORT_REMOVED 2
+
 struct sim_ctl_port {
 	struct sim_hdr hdr;
 	uint16_t node;
@@ -150,7 +155,10 @@ struct sim_ctl_port {
 	uint8_t rsvd[3];
 };
 
-/* hub -> daemon: as the verbs events PORT_ERR / PORT_ACTIVE. */
+/*
+ * hub -> daemon: as the verbs events PORT_ERR / PORT_ACTIVE (up 0 / 1), or
+ * the device going away (up SIM_PORT_REMOVED).
+ */
 struct sim_port_state {
 	struct sim_hdr hdr;
 	uint16_t port;

@@ -180,6 +180,12 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		b->path = *told;
 		return CMP_EVENT_SIDR_REP_RECEIVED;
 	}
+	case ENG_EV_DEVICE_REMOVAL:
+		/* The id's device is gone (-ENODEV): it can only be destroyed. */
+		e->port.port_num = told->port_num;
+		memcpy(e->port.dev_name, told->dev_name,
+		       sizeof(e->port.dev_name));
+		return CMP_EVENT_DEVICE_REMOVAL;
 	case ENG_EV_MRA_RECEIVED:
 		e->mra_received.service_timeout = m->mra.service_timeout;
 		e->mra_received.msg = m->mra.message_mraed == CM_MSG_REF_REQ ?

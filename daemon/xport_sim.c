@@ -306,7 +306,9 @@ static void sim_hub_gone(struct xport_sim *s)
 
 /*
  * The hub took one of our ports down or brought it back (cmhub --ctl
- * port): as the verbs PORT_ERR / PORT_ACTIVE events do for umad.
+ * port): as the verbs PORT_ERR / PORT_ACTIVE events do for umad; or its
+ * device went away, as umad's fd failing does (for good: the port stays
+ * down, whatever the hub says later).
  */
 static void sim_port_state(struct xport *x, const struct sim_port_state *m)
 {
@@ -318,8 +320,14 @@ static void sim_port_state(struct xport *x, const struct sim_port_state *m)
 		return;
 	}
 	p = &x->ports[m->port];
-	p->state = m->up ? XPORT_PORT_ACTIVE : XPORT_PORT_DOWN;
-	ev.type = m->up ? XPORT_EV_PORT_ACTIVE : XPORT_EV_PORT_DOWN;
+	if (!p->up)
+		return; /* removed already */
+	p->state = m->up == 1 ? XPORT_PORT_ACTIVE : XPORT_PORT_DOWN;
+	ev.type = m->up == SIM_PORT_REMOVED ? XPORT_EV_DEVICE_REMOVED :
+		  m->up			    ? XPORT_EV_PORT_ACTIVE :
+					      XPORT_EV_PORT_DOWN;
+	if (m->up == SIM_PORT_REMOVED)
+		p->up = false;
 	ev.index = p->index;
 	ev.port = p;
 	if (x->event_cb)

@@ -728,6 +728,8 @@ static void xumad_close(struct xport *x)
 		xumad_txq_drop_all(u, i, true);
 		free(u->up[i].q.bufs);
 		free(u->up[i].q.e);
+		if (u->up[i].fd < 0)
+			continue; /* its device was removed */
 		umad_unregister(u->up[i].fd, u->up[i].agent);
 		umad_close_port(u->up[i].fd);
 	}
@@ -760,7 +762,16 @@ static void xumad_emit(struct xport *x, unsigned int i,
 		x->event_cb(x->event_ctx, &ev);
 }
 
-/* A device is gone (DEVICE_FATAL, or its umad fd says ENODEV). */
+/*
+ * A device is gone (DEVICE_FATAL, or its umad fd says ENODEV/EIO). Let go
+ * of everything this transport holds on it, at once: the kernel's
+ * unregistration waits for every open verbs context of a device whose
+ * driver cannot disassociate them (rxe, measured on 6.1: `rdma link
+ * delete` hangs until the last ibv_close_device). ib_umad's client goes
+ * first there (its fds see POLLERR, read EIO, while ib_uverbs waits), so
+ * the umad fd is how we learn of it; the verbs async fd says nothing.
+ * The ports stay in the table, down, for the PORTS list and the counters.
+ */
 static void xumad_dev_removed(struct xport_umad *u, struct xumad_dev *d)
 {
 	struct xport *x = &u->base;
@@ -782,10 +793,25 @@ static void xumad_dev_removed(struct xport_umad *u, struct xumad_dev *d)
 		xumad_txq_drop_all(u, i, false);
 		if (u->nb)
 			neigh_fail_tag(u->nb, i, -ENETDOWN);
+		if (u->up[i].fd >= 0) {
+			/* Fails on a dead device; the close is what counts. */
+			umad_unregister(u->up[i].fd, u->up[i].agent);
+			umad_close_port(u->up[i].fd);
+			u->up[i].fd = -1;
+		}
 		x->ports[i].up = false;
 		x->ports[i].state = XPORT_PORT_DOWN;
-		xumad_emit(x, i, XPORT_EV_DEVICE_REMOVED);
 	}
+	if (d->ctx) {
+		ibv_close_device(d->ctx);
+		d->ctx = NULL;
+	}
+	log_notice("%s: device removed: its umad ports and verbs context "
+		   "are closed",
+		   d->name);
+	for (unsigned int i = 0; i < x->n_ports; i++)
+		if (u->up[i].dev == d)
+			xumad_emit(x, i, XPORT_EV_DEVICE_REMOVED);
 }
 
 static void xumad_fill_from(struct xport_rx *rx, uint16_t index,
@@ -865,7 +891,8 @@ static int xumad_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 	for (int k = 0; k < n && got < max; k++) {
 		unsigned int i = evs[k].data.u32;
 
-		if (i < x->n_ports)
+		/* A port whose device went earlier in this batch: closed. */
+		if (i < x->n_ports && u->up[i].fd >= 0)
 			got += (unsigned int)xumad_drain(u, i, rx + got,
 							 max - got);
 	}

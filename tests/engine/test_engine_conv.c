@@ -3138,6 +3138,241 @@ static void test_names(void **state)
 			    "UNREACHABLE");
 }
 
+/*
+ * Device removal (eng_device_removed, rdma_cm's DEVICE_REMOVAL): every id
+ * on the port, whatever its state but IDLE and LISTEN, is told once
+ * (-ENODEV) and left in IDLE with nothing sent, no timer and nothing more
+ * to come but its destroy.
+ */
+struct devrm_case {
+	enum eng_state state;
+	bool on_a;
+};
+
+static void test_device_removed_every_state(void **state)
+{
+	static const struct devrm_case cases[] = {
+		{ ENG_STATE_IDLE, true },
+		{ ENG_STATE_LISTEN, false },
+		{ ENG_STATE_REQ_SENT, true },
+		{ ENG_STATE_MRA_REQ_RCVD, true },
+		{ ENG_STATE_REQ_RCVD, false },
+		{ ENG_STATE_MRA_REQ_SENT, false },
+		{ ENG_STATE_REP_SENT, false },
+		{ ENG_STATE_MRA_REP_RCVD, false },
+		{ ENG_STATE_REP_RCVD, true },
+		{ ENG_STATE_MRA_REP_SENT, true },
+		{ ENG_STATE_ESTABLISHED, true },
+		{ ENG_STATE_ESTABLISHED, false },
+		{ ENG_STATE_DREQ_SENT, true },
+		{ ENG_STATE_DREQ_RCVD, false },
+		{ ENG_STATE_TIMEWAIT, true },
+		{ ENG_STATE_TIMEWAIT, false },
+		{ ENG_STATE_SIDR_REQ_SENT, true },
+		{ ENG_STATE_SIDR_REQ_RCVD, false },
+	};
+	int cells = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct devrm_case *dc = &cases[i];
+		bool untouched = dc->state == ENG_STATE_IDLE ||
+				 dc->state == ENG_STATE_LISTEN;
+		int told = untouched ? 0 : 1;
+		struct pair p;
+		struct h_side *who, *peer;
+		uint32_t id;
+		struct eng_event ev;
+		size_t records;
+
+		pair_init(&p, false);
+		reach(&p, dc->state);
+		who = dc->on_a ? &p.a : &p.b;
+		peer = dc->on_a ? &p.b : &p.a;
+		id = dc->on_a ? p.aid : p.bid;
+		assert_int_equal(h_state(who, id), dc->state);
+		h_drop(who);
+		h_drop(peer);
+		who->evnext = who->nev;
+		/* Another port, or none: nothing changes. */
+		assert_int_equal(eng_device_removed(who->node.eng, 2, h_now),
+				 0);
+		assert_int_equal(h_state(who, id), dc->state);
+		assert_int_equal(
+			eng_device_removed(who->node.eng, ENG_MAX_PORTS, h_now),
+			-EINVAL);
+		assert_int_equal(h_events_left(who), 0);
+
+		assert_int_equal(eng_device_removed(who->node.eng, 1, h_now),
+				 told);
+		if (h_state(who, id) !=
+		    (untouched ? dc->state : ENG_STATE_IDLE))
+			fail_msg("case %zu: %s -> %s", i,
+				 eng_state_name(dc->state),
+				 eng_state_name(h_state(who, id)));
+		/* Nothing on the wire, no timer left, one event. */
+		assert_int_equal(h_pending(who), 0);
+		assert_true(eng_next_deadline(who->node.eng) ==
+			    ENG_NO_DEADLINE);
+		assert_int_equal(eng_counters(who->node.eng)->device_removed,
+				 2);
+		assert_int_equal(
+			eng_counters(who->node.eng)->device_removed_ids, told);
+		if (!untouched) {
+			ev = h_ev(who, ENG_EV_DEVICE_REMOVAL, id);
+			assert_int_equal(ev.status, -ENODEV);
+			assert_int_equal(ev.state, ENG_STATE_IDLE);
+			assert_int_equal(ev.lap, ENG_LAP_IDLE);
+			assert_int_equal(ev.addr.port, 1);
+			assert_false(ev.has_msg);
+		}
+		assert_int_equal(h_events_left(who), 0);
+		/* Told once: a second removal and any time later, nothing. */
+		assert_int_equal(eng_device_removed(who->node.eng, 1, h_now),
+				 0);
+		h_advance(who, NULL, 60ULL * 1000000000ULL);
+		assert_int_equal(h_events_left(who), 0);
+		assert_int_equal(h_pending(who), 0);
+		/* What is left is destroy; the record goes at once. */
+		records = eng_record_count(who->node.eng);
+		assert_int_equal(eng_destroy(who->node.eng, id, h_now), 0);
+		assert_int_equal(h_pending(who), 0);
+		assert_int_equal(eng_record_count(who->node.eng), records - 1);
+		assert_null(ctab_local_find(&who->node.eng->by_local, id));
+		pair_fini(&p);
+	}
+	for (int st = 0; st < ENG_STATE__COUNT; st++)
+		cells += conn_table_cell((enum eng_state)st,
+					 CONN_EV_DEVICE_GONE);
+	assert_int_equal(cells, ENG_STATE__COUNT - 2);
+	assert_false(conn_table_cell(ENG_STATE_IDLE, CONN_EV_DEVICE_GONE));
+	assert_false(conn_table_cell(ENG_STATE_LISTEN, CONN_EV_DEVICE_GONE));
+}
+
+/*
+ * Queued behind an unacked event; held REQs and destroyed records end
+ * silently; ids and listeners of other ports are untouched; connects on
+ * the removed port fail until it is declared again.
+ */
+static void test_device_removed_others(void **state)
+{
+	struct h_side a, b;
+	struct eng_config cfg = { .mra_service_timeout = H_SVC, .max_held = 4 };
+	struct eng_connect_param cp;
+	struct eng_listen_info li;
+	struct eng_event ev;
+	uint32_t lid, got, ids[3], nid;
+	struct cm_msg req3;
+	struct eng_addr from2;
+	struct pair p;
+
+	(void)state;
+	/* REQ_RECEIVED unacked: DEVICE_REMOVAL waits for the ack. */
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 8);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	h_deliver(&p.a, &p.b);
+	p.bid = h_ev_noack(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
+	assert_int_equal(eng_device_removed(p.b.node.eng, 1, h_now), 1);
+	assert_int_equal(h_state(&p.b, p.bid), ENG_STATE_IDLE);
+	assert_int_equal(h_events_left(&p.b), 0);
+	assert_int_equal(h_accept(&p.b, p.bid), -EINVAL);
+	assert_int_equal(eng_set_context(p.b.node.eng, p.bid, 0xd1), 0);
+	assert_int_equal(eng_ack(p.b.node.eng, p.bid, h_now), 0);
+	ev = h_ev(&p.b, ENG_EV_DEVICE_REMOVAL, p.bid);
+	assert_int_equal(ev.status, -ENODEV);
+	assert_int_equal(ev.context, 0xd1);
+	assert_int_equal(h_pending(&p.b), 0);
+	/* The listener stays, its credit back. */
+	assert_int_equal(h_state(&p.b, p.lid), ENG_STATE_LISTEN);
+	assert_int_equal(eng_listen_info(p.b.node.eng, p.lid, &li), 0);
+	assert_int_equal(li.credits_used, 0);
+	assert_int_equal(eng_destroy(p.b.node.eng, p.bid, h_now), 0);
+	pair_fini(&p);
+
+	/* A destroyed connection's DREQ tail: freed at once, silently. */
+	pair_init(&p, false);
+	pair_established(&p);
+	assert_int_equal(eng_destroy(p.a.node.eng, p.aid, h_now), 0);
+	h_drop(&p.a);
+	assert_int_equal(eng_record_count(p.a.node.eng), 1);
+	assert_int_equal(eng_device_removed(p.a.node.eng, 1, h_now), 0);
+	assert_int_equal(eng_record_count(p.a.node.eng), 0);
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_int_equal(h_events_left(&p.a), 0);
+	assert_true(eng_next_deadline(p.a.node.eng) == ENG_NO_DEADLINE);
+	/* The port is gone: a connect on it fails; declared again, works. */
+	memset(&cp, 0, sizeof(cp));
+	cp.dest = p.b.node.addr;
+	cp.dest.port = 1;
+	cp.packet_life_time = H_PLT;
+	cp.req.service_id = SID;
+	cp.req.local_qpn = 0x77;
+	cp.req.remote_cm_resp_timeout = H_RESP;
+	cp.req.local_cm_resp_timeout = H_RESP;
+	cp.req.max_cm_retries = H_RETRIES;
+	cp.req.transport_type = CM_TRANSPORT_RC;
+	cp.req.path_mtu = CM_MTU_1024;
+	assert_int_equal(eng_create_id(p.a.node.eng, 9, 0, &nid), 0);
+	assert_int_equal(eng_connect(p.a.node.eng, nid, &cp, h_now), -ENODEV);
+	assert_int_equal(h_pending(&p.a), 0);
+	assert_int_equal(eng_port_set(p.a.node.eng, 1, GUID_A, false), 0);
+	assert_int_equal(eng_connect(p.a.node.eng, nid, &cp, h_now), 0);
+	h_take(&p.a, CM_MSG_REQ);
+	pair_fini(&p);
+
+	/*
+	 * Backlog 1: REQ 1 (port 1) delivered, REQ 2 (port 1) and REQ 3
+	 * (port 2) held. Port 1's device goes: REQ 2 is dropped silently,
+	 * REQ 1's id is told, and its credit delivers REQ 3; the port-2 id
+	 * is untouched until port 2's device goes too.
+	 */
+	h_init(&a, GUID_A, 1, false, 3);
+	h_init_cfg(&b, GUID_B, 2, false, 4, &cfg);
+	assert_int_equal(eng_port_set(b.node.eng, 2, GUID_B, false), 0);
+	lid = h_listen(&b, SID, 1);
+	ids[0] = h_connect(&a, &b, SID);
+	ids[1] = h_connect(&a, &b, SID);
+	ids[2] = h_connect(&a, &b, SID);
+	h_inject(&a, &b, &a.out.m[0].msg);
+	h_inject(&a, &b, &a.out.m[1].msg);
+	req3 = a.out.m[2].msg;
+	from2 = a.node.addr;
+	from2.port = 2;
+	eng_recv(b.node.eng, &from2, &req3, h_now);
+	got = h_ev(&b, ENG_EV_REQ_RECEIVED, 0).id;
+	h_take(&b, CM_MSG_MRA);
+	h_take(&b, CM_MSG_MRA);
+	assert_int_equal(eng_record_count(b.node.eng), 4);
+
+	assert_int_equal(eng_device_removed(b.node.eng, 1, h_now), 1);
+	assert_int_equal(h_pending(&b), 0);
+	assert_int_equal(h_ev(&b, ENG_EV_DEVICE_REMOVAL, got).status, -ENODEV);
+	ev = h_ev(&b, ENG_EV_REQ_RECEIVED, 0);
+	assert_int_equal(ev.msg.req.local_comm_id, ids[2]);
+	assert_int_equal(ev.addr.port, 2);
+	assert_int_equal(h_events_left(&b), 0);
+	assert_int_equal(eng_listen_info(b.node.eng, lid, &li), 0);
+	assert_int_equal(li.held, 0);
+	assert_int_equal(li.credits_used, 1);
+	assert_int_equal(eng_record_count(b.node.eng), 3);
+	/* The port-2 id still works: accepted, its REP goes out. */
+	assert_int_equal(h_accept(&b, ev.id), 0);
+	h_take(&b, CM_MSG_REP);
+	assert_int_equal(eng_device_removed(b.node.eng, 2, h_now), 1);
+	assert_int_equal(h_ev(&b, ENG_EV_DEVICE_REMOVAL, ev.id).status,
+			 -ENODEV);
+	assert_int_equal(h_state(&b, lid), ENG_STATE_LISTEN);
+	assert_int_equal(eng_counters(b.node.eng)->device_removed_ids, 2);
+	assert_int_equal(h_pending(&b), 0);
+	assert_int_equal(eng_destroy(b.node.eng, got, h_now), 0);
+	assert_int_equal(eng_destroy(b.node.eng, ev.id, h_now), 0);
+	assert_int_equal(h_pending(&b), 0);
+	assert_int_equal(eng_record_count(b.node.eng), 1);
+	h_fini(&a);
+	h_fini(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3199,6 +3434,8 @@ int main(void)
 		cmocka_unit_test(test_port_down_listener),
 		cmocka_unit_test(test_port_down_serialized),
 		cmocka_unit_test(test_port_down_silent),
+		cmocka_unit_test(test_device_removed_every_state),
+		cmocka_unit_test(test_device_removed_others),
 		cmocka_unit_test(test_table_coverage),
 	};
 

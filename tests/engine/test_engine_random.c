@@ -482,6 +482,7 @@ static void answer(struct side *s, struct rec *r)
 	case ENG_EV_SIDR_REP_RECEIVED:
 	case ENG_EV_PORT_ERROR:
 	case ENG_EV_MRA_RECEIVED:
+	case ENG_EV_DEVICE_REMOVAL:
 	case ENG_EV__COUNT:
 		break;
 	}

@@ -18,7 +18,7 @@
  *   cmhub --ctl SOCKET set [from=N] [to=N] [loss=P] [dup=P] [reorder=P]
  *                          [delay=MIN-MAX] [seed=N] [reset]
  *   cmhub --ctl SOCKET stats             print the counters
- *   cmhub --ctl SOCKET port NODE PORT down|up
+ *   cmhub --ctl SOCKET port NODE PORT down|up|remove
  *                                        a node's port (0-based) goes
  *                                        down or comes back
  * P is a percentage (fractions allowed), delays are in microseconds.
@@ -76,6 +76,7 @@ struct hub_client {
 	uint16_t n_ports;
 	struct sim_port_decl ports[SIM_MAX_PORTS];
 	bool down[SIM_MAX_PORTS]; /* SIM_CTL_PORT: drop its MADs */
+	bool removed[SIM_MAX_PORTS]; /* SIM_PORT_REMOVED: down for good */
 	struct hub_pkt *q_head, *q_tail; /* for the next flush, or for room */
 	unsigned int q_len;
 	struct hub_client *dirty_next; /* on hub.dirty: flush before sleeping */
@@ -482,16 +483,21 @@ static int hub_port(struct hub *h, const struct sim_ctl_port *m)
 			continue;
 		if (m->port >= c->n_ports)
 			return -ENOENT;
+		if (c->removed[m->port])
+			return m->up == SIM_PORT_REMOVED ? 0 : -ENODEV;
 		p = calloc(1, sizeof(*p));
 		if (!p)
 			return -ENOMEM;
-		c->down[m->port] = !m->up;
+		c->down[m->port] = m->up != 1;
+		c->removed[m->port] = m->up == SIM_PORT_REMOVED;
 		p->dst = c;
 		p->len = sizeof(p->ps);
 		p->ps.hdr.type = SIM_PORT_STATE;
 		p->ps.hdr.version = SIM_PROTO_VERSION;
 		p->ps.port = m->port;
-		p->ps.up = m->up ? 1 : 0;
+		p->ps.up = m->up == SIM_PORT_REMOVED ? SIM_PORT_REMOVED :
+			   m->up		     ? 1 :
+						       0;
 		hub_queue(c, p);
 		if (!ev_is_active(&c->wio))
 			hub_flush(c);
@@ -862,14 +868,18 @@ static int ctl_run(const char *path, int argc, char **argv)
 
 		if (ctl_u64(argv[1], UINT16_MAX, &node) ||
 		    ctl_u64(argv[2], SIM_MAX_PORTS - 1, &port) ||
-		    (strcmp(argv[3], "up") && strcmp(argv[3], "down"))) {
-			fprintf(stderr, "cmhub: port NODE PORT up|down\n");
+		    (strcmp(argv[3], "up") && strcmp(argv[3], "down") &&
+		     strcmp(argv[3], "remove"))) {
+			fprintf(stderr,
+				"cmhub: port NODE PORT up|down|remove\n");
 			return 2;
 		}
 		req.port.hdr.type = SIM_CTL_PORT;
 		req.port.node = (uint16_t)node;
 		req.port.port = (uint16_t)port;
-		req.port.up = !strcmp(argv[3], "up");
+		req.port.up = !strcmp(argv[3], "remove") ?
+				      SIM_PORT_REMOVED :
+				      !strcmp(argv[3], "up");
 		len = sizeof(req.port);
 	} else {
 		fprintf(stderr, "cmhub: --ctl SOCKET set ...|stats|port ...\n");
@@ -913,7 +923,7 @@ static void usage(FILE *f)
 		   "                              [delay=MIN[-MAX]] [seed=N] "
 		   "[reset]\n"
 		   "       cmhub --ctl SOCKET stats\n"
-		   "       cmhub --ctl SOCKET port NODE PORT down|up\n");
+		   "       cmhub --ctl SOCKET port NODE PORT down|up|remove\n");
 }
 
 int main(int argc, char **argv)
