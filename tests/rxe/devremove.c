@@ -82,8 +82,10 @@ static int app_open(struct app *a, const char *dev)
 {
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = 4,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 	};
 	struct ibv_device **l;
 	int n;
@@ -341,8 +343,8 @@ int main(int argc, char **argv)
 	srand48(getpid());
 	if (app_open(&A, argv[2]) || app_open(&B, argv[3]) ||
 	    app_open(&L, "rxe0")) {
-		printf("FAIL: cannot open %s, %s, rxe0 with QPs: %s\n",
-		       argv[2], argv[3], strerror(errno));
+		printf("FAIL: cannot open %s, %s, rxe0 with QPs: %s\n", argv[2],
+		       argv[3], strerror(errno));
 		return 1;
 	}
 	if (fe80_gid(B.ctx, &dgid) < 0) {
@@ -356,8 +358,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r = cmc_create_id(sv, NULL, CMC_QP_RC, &lis);
-	r = r ? r : cmc_listen(lis, 0x0000000001060000ULL | PORT, ~0ULL, 8,
-			       NULL);
+	r = r ? r :
+		cmc_listen(lis, 0x0000000001060000ULL | PORT, ~0ULL, 8, NULL);
 	CHECK(!r, "listen: %s", cmc_strerror(r));
 
 	/* 1. One established DEV_A -> DEV_B, one left at REQ_RCVD. */
@@ -394,8 +396,7 @@ int main(int argc, char **argv)
 		}
 		for (k = 0; k < 2 && ev->id != gone[k]; k++)
 			;
-		CHECK(ev->type == CMC_EVENT_DEVICE_REMOVAL && k < 2 &&
-			      !seen[k],
+		CHECK(ev->type == CMC_EVENT_DEVICE_REMOVAL && k < 2 && !seen[k],
 		      "want DEVICE_REMOVAL for a server id, got %s (status %d)",
 		      cmc_event_str(ev->type), ev->status);
 		if (k < 2 && ev->type == CMC_EVENT_DEVICE_REMOVAL) {
@@ -418,8 +419,8 @@ int main(int argc, char **argv)
 			      info.state == CMC_STATE_IDLE,
 		      "server id %d not IDLE after DEVICE_REMOVAL", k);
 	ev = next_ev(sv, NULL, QUIET_MS);
-	CHECK(!ev, "after DEVICE_REMOVAL: %s", ev ? cmc_event_str(ev->type) :
-						    "");
+	CHECK(!ev, "after DEVICE_REMOVAL: %s",
+	      ev ? cmc_event_str(ev->type) : "");
 	if (ev)
 		cmc_ack_event(ev);
 
@@ -437,8 +438,7 @@ int main(int argc, char **argv)
 		kill(del, SIGKILL);
 		waitpid(del, NULL, 0);
 	}
-	CHECK(st == 0, "the delete %s",
-	      st < 0 ? "did not complete" : "failed");
+	CHECK(st == 0, "the delete %s", st < 0 ? "did not complete" : "failed");
 	printf("devremove: delete completed %.2f s after the server closed "
 	       "%s\n",
 	       now_s() - t_closed, argv[3]);
