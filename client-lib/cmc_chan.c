@@ -392,7 +392,6 @@ int cmc_on_event(struct cmc_channel *ch)
 		     e->type == CMP_EVENT_SIDR_REQ_RECEIVED;
 	struct cmc_id *id = cmc_id_lookup(ch, e->id), *lid = NULL;
 	struct cmc_ev_item *it;
-	ssize_t body;
 
 	if (first) {
 		uint32_t lnum = e->type == CMP_EVENT_REQ_RECEIVED ?
@@ -419,17 +418,12 @@ int cmc_on_event(struct cmc_channel *ch)
 	it = cmc_item_new(ch);
 	if (!it)
 		return cmc_fail(ch, -ENOMEM);
-	body = cmp_event_body_size(e->type);
 	it->seq = ch->rx.hdr.seq;
 	it->ev.id = id;
 	it->ev.listen_id = lid;
-	it->ev.context = (void *)(uintptr_t)e->context;
-	it->ev.type = (enum cmc_event_type)e->type;
-	it->ev.status = e->status;
+	cmc_event_from_cmp(&it->ev, e);
 	it->state = e->state;
 	it->lap_state = e->lap_state;
-	if (body > 0)
-		memcpy(&it->ev.u, &e->req_received, (size_t)body);
 	cmc_enqueue(ch, it);
 	return 0;
 }
@@ -485,10 +479,7 @@ int cmc_hello(struct cmc_channel *ch, const char *name)
 	if (r->version < CMP_VERSION_MIN || r->version > CMP_VERSION_MAX)
 		return cmc_fail(ch, -EPROTO);
 	ch->version = r->version;
-	ch->dinfo.proto_version = r->version;
-	ch->dinfo.max_ids = r->max_ids;
-	ch->dinfo.max_events = r->max_events;
-	memcpy(ch->dinfo.version, r->daemon_version, sizeof(ch->dinfo.version));
+	cmc_daemon_info_from_cmp(&ch->dinfo, r);
 	return 0;
 }
 

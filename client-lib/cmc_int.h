@@ -10,6 +10,7 @@
  *   cmclient.c    the id and event API, introspection, QP helpers
  *   cmc_rdmacm.c  rdma_cm addressing (IP to GID, port spaces, CMA header)
  *   cmc_qp.c      the QP attributes a handshake negotiated
+ *   cmc_conv.c    public structs to and from the protocol's
  */
 #ifndef CMD_CLIENT_LIB_CMC_INT_H
 #define CMD_CLIENT_LIB_CMC_INT_H
@@ -46,81 +47,17 @@
  * Acked event items a channel keeps for reuse: eight reads' worth, which
  * covers what a pipelining application holds between reading and acking;
  * beyond it (after a burst of held events) they are freed. An item is
- * about 420 bytes, so a channel keeps at most about 105 KiB.
+ * about 430 bytes, so a channel keeps at most about 110 KiB.
  */
 #define CMC_SPARE_MAX (8 * CMC_RX_BATCH)
 
 /*
- * The public event bodies and info structs are the wire layout under
- * public names, so they are copied whole; these pin that they stay so.
+ * The public structs are not the wire's: cmc_conv.c converts them member
+ * by member. What it converts by value, though, must mean the same on
+ * both sides, and these check it: the limits (a batch the daemon sends
+ * fits the caller's array; private data areas are IBTA's), and every enum
+ * whose numbers are copied or cast across.
  */
-#define CMC_SAME(pub, wire)                                                    \
-	_Static_assert(sizeof(struct pub) == sizeof(struct wire),              \
-		       #pub " matches " #wire)
-#define CMC_SAME_OFF(pub, pm, wire, wm)                                        \
-	_Static_assert(offsetof(struct pub, pm) == offsetof(struct wire, wm),  \
-		       #pub "." #pm " matches " #wire)
-CMC_SAME(cmc_path, cmp_path);
-CMC_SAME_OFF(cmc_path, port_num, cmp_path, port_num);
-CMC_SAME_OFF(cmc_path, local_ack_timeout, cmp_path, local_ack_timeout);
-CMC_SAME_OFF(cmc_path, packet_life_time, cmp_path, packet_life_time);
-CMC_SAME_OFF(cmc_path, local_gid, cmp_path, local_gid);
-CMC_SAME_OFF(cmc_path, dev_name, cmp_path, dev_name);
-CMC_SAME(cmc_ev_req, cmp_ev_req);
-CMC_SAME_OFF(cmc_ev_req, qp_type, cmp_ev_req, qp_type);
-CMC_SAME_OFF(cmc_ev_req, private_data_len, cmp_ev_req, private_data_len);
-CMC_SAME_OFF(cmc_ev_req, path, cmp_ev_req, path);
-CMC_SAME_OFF(cmc_ev_req, private_data, cmp_ev_req, private_data);
-CMC_SAME(cmc_ev_rep, cmp_ev_rep);
-CMC_SAME_OFF(cmc_ev_rep, srq, cmp_ev_rep, srq);
-CMC_SAME_OFF(cmc_ev_rep, path, cmp_ev_rep, path);
-CMC_SAME_OFF(cmc_ev_rep, private_data, cmp_ev_rep, private_data);
-CMC_SAME(cmc_ev_established, cmp_ev_established);
-CMC_SAME(cmc_ev_rej, cmp_ev_rej);
-CMC_SAME_OFF(cmc_ev_rej, ari, cmp_ev_rej, ari);
-CMC_SAME_OFF(cmc_ev_rej, private_data, cmp_ev_rej, private_data);
-CMC_SAME(cmc_ev_connect_error, cmp_ev_connect_error);
-CMC_SAME(cmc_ev_mra, cmp_ev_mra);
-CMC_SAME_OFF(cmc_ev_mra, msg, cmp_ev_mra, msg);
-CMC_SAME(cmc_ev_dreq, cmp_ev_dreq);
-CMC_SAME(cmc_ev_drep, cmp_ev_drep);
-CMC_SAME(cmc_ev_lap, cmp_ev_lap);
-CMC_SAME_OFF(cmc_ev_lap, private_data, cmp_ev_lap, private_data);
-CMC_SAME(cmc_ev_apr, cmp_ev_apr);
-CMC_SAME_OFF(cmc_ev_apr, info, cmp_ev_apr, info);
-CMC_SAME_OFF(cmc_ev_apr, private_data, cmp_ev_apr, private_data);
-CMC_SAME(cmc_ev_sidr_req, cmp_ev_sidr_req);
-CMC_SAME_OFF(cmc_ev_sidr_req, service_id, cmp_ev_sidr_req, service_id);
-CMC_SAME_OFF(cmc_ev_sidr_req, path, cmp_ev_sidr_req, path);
-CMC_SAME(cmc_ev_sidr_rep, cmp_ev_sidr_rep);
-CMC_SAME_OFF(cmc_ev_sidr_rep, path, cmp_ev_sidr_rep, path);
-CMC_SAME(cmc_ev_port, cmp_ev_port);
-CMC_SAME_OFF(cmc_ev_port, dev_name, cmp_ev_port, dev_name);
-CMC_SAME(cmc_id_info, cmp_id_info);
-CMC_SAME_OFF(cmc_id_info, local_comm_id, cmp_id_info, local_comm_id);
-CMC_SAME_OFF(cmc_id_info, held_reqs, cmp_id_info, held_reqs);
-CMC_SAME_OFF(cmc_id_info, state, cmp_id_info, state);
-CMC_SAME_OFF(cmc_id_info, remote_cm_response_timeout, cmp_id_info,
-	     remote_cm_response_timeout);
-CMC_SAME_OFF(cmc_id_info, path, cmp_id_info, path);
-CMC_SAME_OFF(cmc_id_info, alt_path, cmp_id_info, alt_path);
-CMC_SAME(cmc_list_entry, cmp_list_entry);
-CMC_SAME_OFF(cmc_list_entry, owner_pid, cmp_list_entry, owner_pid);
-CMC_SAME_OFF(cmc_list_entry, held_reqs, cmp_list_entry, held_reqs);
-CMC_SAME_OFF(cmc_list_entry, remote_gid, cmp_list_entry, remote_gid);
-CMC_SAME(cmc_counter, cmp_counter);
-CMC_SAME(cmc_port_gid, cmp_port_gid);
-CMC_SAME_OFF(cmc_port_gid, gid, cmp_port_gid, gid);
-CMC_SAME(cmc_port_info, cmp_port_entry);
-CMC_SAME_OFF(cmc_port_info, node_guid, cmp_port_entry, node_guid);
-CMC_SAME_OFF(cmc_port_info, port_index, cmp_port_entry, port_index);
-CMC_SAME_OFF(cmc_port_info, n_gids, cmp_port_entry, n_gids);
-CMC_SAME_OFF(cmc_port_info, port_num, cmp_port_entry, port_num);
-CMC_SAME_OFF(cmc_port_info, sm_sl, cmp_port_entry, sm_sl);
-CMC_SAME_OFF(cmc_port_info, gids, cmp_port_entry, gids);
-_Static_assert(sizeof(((struct cmc_event *)0)->u) ==
-		       sizeof(struct cmp_ev_sidr_req),
-	       "public event union as large as the largest body");
 _Static_assert(CMC_REQ_PRIVATE_DATA_SIZE == CM_REQ_PRIVATE_DATA_SIZE &&
 		       CMC_REP_PRIVATE_DATA_SIZE == CM_REP_PRIVATE_DATA_SIZE &&
 		       CMC_REJ_PRIVATE_DATA_SIZE == CM_REJ_PRIVATE_DATA_SIZE &&
@@ -175,6 +112,37 @@ _Static_assert((int)CMC_EVENT_DEVICE_REMOVAL == (int)CMP_EVENT_MAX &&
 			       (int)CMP_PORT_STATE_ACTIVE_DEFER &&
 		       (int)IBV_MTU_4096 == (int)CM_MTU_4096,
 	       "public enums are the protocol's numbers");
+/* One public number that is the protocol's. */
+#define CMC_SAME_NUM(pub, wire)                                                \
+	_Static_assert((int)(pub) == (int)(wire), #pub " is " #wire)
+/* The path override flags are copied as one mask. */
+CMC_SAME_NUM(CMC_PATH_MTU, CMP_PATH_FLAG_MTU);
+CMC_SAME_NUM(CMC_PATH_PKEY, CMP_PATH_FLAG_PKEY);
+CMC_SAME_NUM(CMC_PATH_SL, CMP_PATH_FLAG_SL);
+CMC_SAME_NUM(CMC_PATH_TRAFFIC_CLASS, CMP_PATH_FLAG_TRAFFIC_CLASS);
+CMC_SAME_NUM(CMC_PATH_HOP_LIMIT, CMP_PATH_FLAG_HOP_LIMIT);
+CMC_SAME_NUM(CMC_PATH_FLOW_LABEL, CMP_PATH_FLAG_FLOW_LABEL);
+CMC_SAME_NUM(CMC_PATH_PACKET_RATE, CMP_PATH_FLAG_PACKET_RATE);
+CMC_SAME_NUM(CMC_PATH_LOCAL_ACK_TIMEOUT, CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT);
+/* The CM message an event names is copied as a number. */
+CMC_SAME_NUM(CMC_CM_MSG_SIDR_REP, CMP_CM_MSG_SIDR_REP);
+/* A REQUEST_ERROR's request is the failed request's type. */
+#define CMC_REQ_IS(NAME) CMC_SAME_NUM(CMC_REQ_##NAME, CMP_TYPE_##NAME)
+CMC_REQ_IS(DESTROY_ID);
+CMC_REQ_IS(SET_CONTEXT);
+CMC_REQ_IS(CONNECT);
+CMC_REQ_IS(ACCEPT);
+CMC_REQ_IS(REJECT);
+CMC_REQ_IS(RTU);
+CMC_REQ_IS(NOTIFY_ESTABLISHED);
+CMC_REQ_IS(MRA);
+CMC_REQ_IS(DISCONNECT);
+CMC_REQ_IS(LAP);
+CMC_REQ_IS(APR);
+CMC_REQ_IS(SIDR_REP);
+CMC_REQ_IS(ACK_EVENT);
+#undef CMC_REQ_IS
+#undef CMC_SAME_NUM
 
 /* One event, from the moment it is read until it is acked. */
 struct cmc_ev_item {
@@ -324,10 +292,38 @@ int cmc_id_ok(const struct cmc_id *id);
 int cmc_wait_created(struct cmc_id *id);
 int cmc_id_birth(struct cmc_id *id);
 int cmc_id_use(struct cmc_id *id);
+
+/*
+ * cmc_conv.c: the one place where public structs and the protocol's meet,
+ * one function per type, member by member. Going out (to_cmp) they check
+ * what only the library can (lengths, reserved space zero) and return 0
+ * or -EINVAL; coming in (from_cmp) they fill every member, bounding
+ * arrays and private data by both sides' sizes.
+ */
 int cmc_data(uint8_t *dst, size_t max, uint8_t *lenp, const void *src,
 	     uint8_t len);
-int cmc_sel(struct cmp_port_sel *dst, const struct cmc_port_sel *src);
-int cmc_addr_conv(struct cmp_addr *dst, const struct cmc_addr *src);
+int cmc_port_sel_to_cmp(struct cmp_port_sel *dst,
+			const struct cmc_port_sel *src);
+int cmc_addr_to_cmp(struct cmp_addr *dst, const struct cmc_addr *src);
+int cmc_path_to_cmp(struct cmp_path *dst, const struct cmc_path *src);
+int cmc_conn_param_to_cmp(struct cmp_connect *dst,
+			  const struct cmc_conn_param *src);
+int cmc_accept_param_to_cmp(struct cmp_accept *dst,
+			    const struct cmc_accept_param *src);
+int cmc_sidr_param_to_cmp(struct cmp_sidr_req *dst,
+			  const struct cmc_sidr_param *src);
+void cmc_path_from_cmp(struct cmc_path *dst, const struct cmp_path *src);
+void cmc_event_from_cmp(struct cmc_event *dst, const struct cmp_event *src);
+void cmc_id_info_from_cmp(struct cmc_id_info *dst,
+			  const struct cmp_id_info *src);
+void cmc_list_entry_from_cmp(struct cmc_list_entry *dst,
+			     const struct cmp_list_entry *src);
+void cmc_counter_from_cmp(struct cmc_counter *dst,
+			  const struct cmp_counter *src);
+void cmc_port_info_from_cmp(struct cmc_port_info *dst,
+			    const struct cmp_port_entry *src);
+void cmc_daemon_info_from_cmp(struct cmc_daemon_info *dst,
+			      const struct cmp_hello_reply *src);
 void cmc_ch_release_fds(struct cmc_channel *ch);
 int cmc_hello(struct cmc_channel *ch, const char *name);
 struct cmc_ev_item *cmc_queue_take(struct cmc_channel *ch,

@@ -474,36 +474,3 @@ int cmc_id_use(struct cmc_id *id)
 		ret = cmc_id_birth(id);
 	return ret;
 }
-
-int cmc_data(uint8_t *dst, size_t max, uint8_t *lenp, const void *src,
-	     uint8_t len)
-{
-	if (len > max || (len && !src))
-		return -EINVAL;
-	if (len)
-		memcpy(dst, src, len);
-	*lenp = len;
-	return 0;
-}
-
-int cmc_sel(struct cmp_port_sel *dst, const struct cmc_port_sel *src)
-{
-	if (!src)
-		return 0;
-	if (strnlen(src->dev_name, sizeof(src->dev_name)) >=
-	    sizeof(dst->dev_name))
-		return -EINVAL;
-	dst->kind = (uint8_t)src->kind;
-	dst->port_num = src->port_num;
-	memcpy(dst->gid, src->gid, sizeof(dst->gid));
-	strcpy(dst->dev_name, src->dev_name);
-	return 0;
-}
-
-int cmc_addr_conv(struct cmp_addr *dst, const struct cmc_addr *src)
-{
-	dst->family = (uint8_t)src->family;
-	dst->lid = src->lid;
-	memcpy(dst->addr, src->addr, sizeof(dst->addr));
-	return 0;
-}

@@ -214,6 +214,11 @@ CMC_EXPORT int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
 	/* An unspecified source (0.0.0.0 maps to ::ffff:0.0.0.0). */
 	if (cmc_gid_zero(sgid) || (cmc_gid_v4(sgid) && !sgid[12] && !sgid[13] &&
 				   !sgid[14] && !sgid[15])) {
+		struct cmp_port_sel chk = { 0 };
+
+		/* param->src is read here only, so it is checked here. */
+		if (cmc_port_sel_to_cmp(&chk, &param->src))
+			return -EINVAL;
 		ret = cmc_pick_sgid(id->ch, dgid, &param->src, sgid);
 		if (ret)
 			return ret;

@@ -153,7 +153,7 @@ CMC_EXPORT int cmc_listen(struct cmc_id *id, uint64_t service_id,
 	m->listen.backlog = backlog;
 	m->listen.service_id = service_id;
 	m->listen.service_mask = service_mask;
-	if (cmc_sel(&m->listen.port, port))
+	if (cmc_port_sel_to_cmp(&m->listen.port, port))
 		return -EINVAL;
 	ret = cmc_request(id->ch);
 	if (!ret) {
@@ -187,31 +187,7 @@ CMC_EXPORT int cmc_connect(struct cmc_id *id, const struct cmc_conn_param *p)
 		c->qp_type = id->info.qp_type;
 		c->context = (uint64_t)(uintptr_t)id->context;
 	}
-	c->local_qpn = p->qp_num;
-	c->start_psn = p->start_psn;
-	c->responder_resources = p->responder_resources;
-	c->initiator_depth = p->initiator_depth;
-	c->flow_control = p->flow_control;
-	c->retry_count = p->retry_count;
-	c->rnr_retry_count = p->rnr_retry_count;
-	c->srq = p->srq;
-	c->max_cm_retries = p->max_cm_retries;
-	c->local_cm_response_timeout = p->local_cm_response_timeout;
-	c->remote_cm_response_timeout = p->remote_cm_response_timeout;
-	c->service_id = p->service_id;
-	c->path.flags = p->path.flags;
-	c->path.flow_label = p->path.flow_label;
-	c->path.pkey = p->path.pkey;
-	c->path.mtu = p->path.mtu;
-	c->path.sl = p->path.sl;
-	c->path.traffic_class = p->path.traffic_class;
-	c->path.hop_limit = p->path.hop_limit;
-	c->path.packet_rate = p->path.packet_rate;
-	c->path.local_ack_timeout = p->path.local_ack_timeout;
-	if (cmc_addr_conv(&c->dst, &p->dst) || cmc_sel(&c->src, &p->src) ||
-	    cmc_data(c->private_data, sizeof(c->private_data),
-		     &c->private_data_len, p->private_data,
-		     p->private_data_len))
+	if (cmc_conn_param_to_cmp(c, p))
 		return -EINVAL;
 	if (id->num) {
 		ret = cmc_call(id->ch);
@@ -257,20 +233,11 @@ CMC_EXPORT int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *p)
 		return -EINVAL;
 	a = &cmc_req(id->ch, CMP_TYPE_ACCEPT)->accept;
 	a->id = id->num;
-	a->local_qpn = p->qp_num;
-	/* The PSN our RQ was given at RTR, if that came first. */
-	a->start_psn = id->psn_fixed ? id->info.local_psn : p->start_psn;
-	a->responder_resources = p->responder_resources;
-	a->initiator_depth = p->initiator_depth;
-	a->target_ack_delay = p->target_ack_delay;
-	a->failover = p->failover;
-	a->flow_control = p->flow_control;
-	a->rnr_retry_count = p->rnr_retry_count;
-	a->srq = p->srq;
-	if (cmc_data(a->private_data, sizeof(a->private_data),
-		     &a->private_data_len, p->private_data,
-		     p->private_data_len))
+	if (cmc_accept_param_to_cmp(a, p))
 		return -EINVAL;
+	/* The PSN our RQ was given at RTR, if that came first. */
+	if (id->psn_fixed)
+		a->start_psn = id->info.local_psn;
 	ret = cmc_call(id->ch);
 	if (ret)
 		return ret;
@@ -393,8 +360,8 @@ CMC_EXPORT int cmc_lap(struct cmc_id *id, const struct cmc_path *alt_path,
 		return -EINVAL;
 	l = &cmc_req(id->ch, CMP_TYPE_LAP)->lap;
 	l->id = id->num;
-	memcpy(&l->alt_path, alt_path, sizeof(l->alt_path));
-	if (cmc_data(l->private_data, sizeof(l->private_data),
+	if (cmc_path_to_cmp(&l->alt_path, alt_path) ||
+	    cmc_data(l->private_data, sizeof(l->private_data),
 		     &l->private_data_len, private_data, private_data_len))
 		return -EINVAL;
 	ret = cmc_call(id->ch);
@@ -439,14 +406,7 @@ CMC_EXPORT int cmc_sidr_req(struct cmc_id *id, const struct cmc_sidr_param *p)
 		return -EINVAL;
 	s = &cmc_req(id->ch, CMP_TYPE_SIDR_REQ)->sidr_req;
 	s->id = id->num;
-	s->pkey = p->pkey;
-	s->max_cm_retries = p->max_cm_retries;
-	s->cm_response_timeout = p->cm_response_timeout;
-	s->service_id = p->service_id;
-	if (cmc_addr_conv(&s->dst, &p->dst) || cmc_sel(&s->src, &p->src) ||
-	    cmc_data(s->private_data, sizeof(s->private_data),
-		     &s->private_data_len, p->private_data,
-		     p->private_data_len))
+	if (cmc_sidr_param_to_cmp(s, p))
 		return -EINVAL;
 	ret = cmc_request(id->ch);
 	if (!ret)
@@ -593,7 +553,7 @@ CMC_EXPORT int cmc_query_id(struct cmc_id *id, struct cmc_id_info *info)
 		return ret;
 	if (id->ch->reply.query_id_reply.info.id != id->num)
 		return cmc_fail(id->ch, -EPROTO);
-	memcpy(info, &id->ch->reply.query_id_reply.info, sizeof(*info));
+	cmc_id_info_from_cmp(info, &id->ch->reply.query_id_reply.info);
 	return 0;
 }
 
@@ -612,8 +572,9 @@ CMC_EXPORT int cmc_list(struct cmc_channel *ch, enum cmc_list_filter filter,
 	if (ret)
 		return ret;
 	*cursor = ch->reply.list_reply.next_cursor;
-	memcpy(entries, ch->reply.list_reply.entries,
-	       ch->reply.list_reply.count * sizeof(*entries));
+	for (uint32_t i = 0; i < ch->reply.list_reply.count; i++)
+		cmc_list_entry_from_cmp(&entries[i],
+					&ch->reply.list_reply.entries[i]);
 	return (int)ch->reply.list_reply.count;
 }
 
@@ -640,8 +601,9 @@ CMC_EXPORT int cmc_counters(struct cmc_channel *ch,
 	if (ret)
 		return ret;
 	*cursor = ch->reply.counters_reply.next_cursor;
-	memcpy(entries, ch->reply.counters_reply.entries,
-	       ch->reply.counters_reply.count * sizeof(*entries));
+	for (uint32_t i = 0; i < ch->reply.counters_reply.count; i++)
+		cmc_counter_from_cmp(&entries[i],
+				     &ch->reply.counters_reply.entries[i]);
 	return (int)ch->reply.counters_reply.count;
 }
 
@@ -672,8 +634,9 @@ CMC_EXPORT int cmc_ports(struct cmc_channel *ch, uint64_t *cursor,
 	if (ret)
 		return ret;
 	*cursor = ch->reply.ports_reply.next_cursor;
-	memcpy(entries, ch->reply.ports_reply.entries,
-	       ch->reply.ports_reply.count * sizeof(*entries));
+	for (uint32_t i = 0; i < ch->reply.ports_reply.count; i++)
+		cmc_port_info_from_cmp(&entries[i],
+				       &ch->reply.ports_reply.entries[i]);
 	return (int)ch->reply.ports_reply.count;
 }
 

@@ -52,6 +52,22 @@
  *    them in cmc_close(), cmc_destroy_id() and cmc_ack_event(). Parameters
  *    passed in (private data, names) are copied before the call returns.
  *
+ *  - Room to grow. The structs an application fills in and passes to a
+ *    call (struct cmc_conn_param, cmc_accept_param, cmc_sidr_param,
+ *    cmc_addr, cmc_port_sel, cmc_path_override, and cmc_path for
+ *    cmc_lap()) end in a member "uint64_t reserved[...]" that must be
+ *    zero: a call given one that is not returns -EINVAL (the struct's
+ *    comment says so) and sends nothing. A later version may give that
+ *    space a meaning; zero will always mean what it means now. So start
+ *    every such struct from zero (a designated initialiser, "= { 0 }"
+ *    or memset()) and set the members you use. A struct the library
+ *    returns (events, cmc_query_id(), the paths in them) has its
+ *    reserved space zero, so a path taken from an event or from
+ *    cmc_query_id() may be passed to cmc_lap() as it is.
+ *    The public structs are this library's own, converted member by
+ *    member from the daemon's protocol: the protocol may change without
+ *    changing them.
+ *
  *  - Lesson 2 of DESIGN.md: the daemon hands out at most one event per id
  *    that the application has not acked. The next event of an id comes
  *    only after cmc_ack_event() of the previous one, so ack promptly.
@@ -334,10 +350,11 @@ struct cmc_path {
 	uint8_t sgid_index;
 	uint8_t grh; /* 1: packets carry a GRH (always on RoCE) */
 	uint8_t packet_life_time;
-	uint8_t reserved[2];
 	uint8_t local_gid[CMC_GID_SIZE];
 	uint8_t remote_gid[CMC_GID_SIZE];
 	char dev_name[CMC_DEV_NAME_SIZE];
+	/* Zero (see "Room to grow"); cmc_lap() refuses others: -EINVAL. */
+	uint64_t reserved[2];
 };
 
 /* How a destination is named. */
@@ -354,6 +371,7 @@ struct cmc_addr {
 	/* CMC_AF_GID: the GID; CMC_AF_IPV6: struct in6_addr bytes;
 	 * CMC_AF_IPV4: struct in_addr bytes in addr[0..3]. */
 	uint8_t addr[16];
+	uint64_t reserved[2]; /* zero, or the call returns -EINVAL */
 };
 
 /* Which local port(s) an id uses. */
@@ -368,6 +386,7 @@ struct cmc_port_sel {
 	uint8_t port_num;
 	uint8_t gid[CMC_GID_SIZE];
 	char dev_name[CMC_DEV_NAME_SIZE];
+	uint64_t reserved[2]; /* zero, or the call returns -EINVAL */
 };
 
 /* Path attributes a connect may force; a flag marks each one set. */
@@ -392,6 +411,7 @@ struct cmc_path_override {
 	uint8_t hop_limit;
 	uint8_t packet_rate;
 	uint8_t local_ack_timeout;
+	uint64_t reserved[2]; /* zero, or cmc_connect() returns -EINVAL */
 };
 
 /* ---------------------------------------------------------------------
@@ -440,6 +460,7 @@ struct cmc_accept_param {
 	uint8_t srq; /* 0 or 1 */
 	uint8_t private_data_len; /* <= CMC_REP_PRIVATE_DATA_SIZE */
 	const void *private_data;
+	uint64_t reserved[4]; /* zero, or cmc_accept() returns -EINVAL */
 };
 int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *param);
 
@@ -496,6 +517,9 @@ struct cmc_conn_param {
 	uint8_t private_data_len; /* <= CMC_REQ_PRIVATE_DATA_SIZE */
 	const void *private_data;
 	struct cmc_path_override path; /* flags 0: take the resolved path */
+	/* Zero, or cmc_connect() returns -EINVAL; so must dst's, src's and
+	 * path's be. */
+	uint64_t reserved[4];
 };
 int cmc_connect(struct cmc_id *id, const struct cmc_conn_param *param);
 
@@ -535,6 +559,8 @@ int cmc_disconnect(struct cmc_id *id, const void *private_data,
  * Propose alt_path as the ESTABLISHED connection's alternate path (LAP);
  * APR_RECEIVED answers. alt_path's mtu, pkey, pkey_index and
  * packet_life_time are not sent; dev_name "" means the primary's device.
+ * A path from an event or cmc_query_id() may be passed as it is.
+ * Errors: -EINVAL (state, length, alt_path's reserved space not zero).
  */
 int cmc_lap(struct cmc_id *id, const struct cmc_path *alt_path,
 	    const void *private_data, uint8_t private_data_len);
@@ -558,6 +584,9 @@ struct cmc_sidr_param {
 	uint8_t cm_response_timeout;
 	uint8_t private_data_len; /* <= CMC_SIDR_REQ_PRIVATE_DATA_SIZE */
 	const void *private_data;
+	/* Zero, or cmc_sidr_req() returns -EINVAL; so must dst's and src's
+	 * be. */
+	uint64_t reserved[4];
 };
 int cmc_sidr_req(struct cmc_id *id, const struct cmc_sidr_param *param);
 
@@ -632,9 +661,11 @@ enum cmc_request {
 	CMC_REQ_ACK_EVENT = 17,
 };
 
-/* Bodies. Received private data is always the message's whole area
+/* Bodies, filled member by member from what the daemon sent (the
+ * library allocates events, so later versions may add members at the
+ * end). Received private data is always the message's whole area
  * (private_data_len = its size): the wire does not say how much of it the
- * peer meant. */
+ * peer meant. Bytes of an area beyond its length are zero. */
 struct cmc_ev_req {
 	uint32_t listen_id; /* cmc_id_num() of ev->listen_id */
 	uint32_t remote_comm_id;
@@ -654,7 +685,6 @@ struct cmc_ev_req {
 	uint8_t private_data_len;
 	struct cmc_path path; /* reversed to our point of view */
 	uint8_t private_data[CMC_REQ_PRIVATE_DATA_SIZE];
-	uint8_t reserved[4];
 };
 
 struct cmc_ev_rep {
@@ -671,12 +701,10 @@ struct cmc_ev_rep {
 	uint8_t private_data_len;
 	struct cmc_path path;
 	uint8_t private_data[CMC_REP_PRIVATE_DATA_SIZE];
-	uint8_t reserved[4];
 };
 
 struct cmc_ev_established {
 	uint8_t private_data_len; /* 0 after cmc_notify_established() */
-	uint8_t reserved[7];
 	uint8_t private_data[CMC_RTU_PRIVATE_DATA_SIZE];
 };
 
@@ -684,10 +712,8 @@ struct cmc_ev_rej {
 	uint16_t reason; /* IBTA Table 109 */
 	uint8_t ari_len;
 	uint8_t private_data_len;
-	uint8_t reserved[4];
 	uint8_t ari[CMC_REJ_ARI_SIZE];
 	uint8_t private_data[CMC_REJ_PRIVATE_DATA_SIZE];
-	uint8_t reserved1[4];
 };
 
 /* The CM message an event refers to. */
@@ -708,32 +734,26 @@ enum cmc_cm_msg {
 
 struct cmc_ev_connect_error {
 	uint8_t msg; /* enum cmc_cm_msg that went unanswered, or NONE */
-	uint8_t reserved[7];
 };
 
 struct cmc_ev_mra {
 	uint8_t service_timeout;
 	uint8_t msg; /* enum cmc_cm_msg: REQ, REP or LAP */
-	uint8_t reserved[6];
 };
 
 struct cmc_ev_dreq {
 	uint8_t private_data_len;
-	uint8_t reserved[7];
 	uint8_t private_data[CMC_DREQ_PRIVATE_DATA_SIZE];
-	uint8_t reserved1[4];
 };
 
 struct cmc_ev_drep {
 	uint8_t private_data_len;
-	uint8_t reserved[7];
 	uint8_t private_data[CMC_DREP_PRIVATE_DATA_SIZE];
 };
 
 struct cmc_ev_lap {
 	struct cmc_path alt_path;
 	uint8_t private_data_len;
-	uint8_t reserved[7];
 	uint8_t private_data[CMC_LAP_PRIVATE_DATA_SIZE];
 };
 
@@ -741,16 +761,13 @@ struct cmc_ev_apr {
 	uint8_t ap_status; /* IBTA Table 117 */
 	uint8_t info_len;
 	uint8_t private_data_len;
-	uint8_t reserved[5];
 	uint8_t info[CMC_APR_INFO_SIZE];
 	uint8_t private_data[CMC_APR_PRIVATE_DATA_SIZE];
-	uint8_t reserved1[4];
 };
 
 struct cmc_ev_sidr_req {
 	uint32_t listen_id;
 	uint8_t private_data_len;
-	uint8_t reserved[3];
 	uint64_t service_id;
 	struct cmc_path path;
 	uint8_t private_data[CMC_SIDR_REQ_PRIVATE_DATA_SIZE];
@@ -761,14 +778,12 @@ struct cmc_ev_sidr_rep {
 	uint32_t qkey;
 	uint8_t status; /* IBTA Table 121 */
 	uint8_t private_data_len;
-	uint8_t reserved[6];
 	struct cmc_path path;
 	uint8_t private_data[CMC_SIDR_REP_PRIVATE_DATA_SIZE];
 };
 
 struct cmc_ev_port {
 	uint8_t port_num;
-	uint8_t reserved[7];
 	char dev_name[CMC_DEV_NAME_SIZE];
 };
 
@@ -880,7 +895,6 @@ struct cmc_id_info {
 	uint8_t local_cm_response_timeout;
 	uint8_t remote_cm_response_timeout;
 	uint8_t has_alt_path;
-	uint8_t reserved;
 	struct cmc_path path;
 	struct cmc_path alt_path;
 };
@@ -901,7 +915,6 @@ struct cmc_list_entry {
 	uint8_t state;
 	uint8_t lap_state;
 	uint8_t qp_type;
-	uint8_t reserved;
 	uint64_t service_id;
 	uint64_t service_mask;
 	uint32_t local_comm_id;
@@ -913,7 +926,6 @@ struct cmc_list_entry {
 	uint32_t backlog;
 	uint32_t credits_in_use;
 	uint32_t held_reqs;
-	uint32_t reserved2;
 	uint8_t remote_gid[CMC_GID_SIZE];
 };
 
@@ -968,7 +980,6 @@ enum cmc_gid_type {
 struct cmc_port_gid {
 	uint16_t index; /* in the port's GID table: a path's sgid_index */
 	uint8_t type; /* enum cmc_gid_type */
-	uint8_t reserved;
 	uint8_t gid[CMC_GID_SIZE]; /* network order */
 };
 
@@ -995,7 +1006,6 @@ struct cmc_port_info {
 	uint8_t active_mtu; /* enum ibv_mtu; 0 when the device did not say */
 	uint8_t lmc;
 	uint8_t sm_sl;
-	uint8_t reserved;
 	struct cmc_port_gid gids[CMC_PORT_GIDS];
 };
 

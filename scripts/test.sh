@@ -82,7 +82,7 @@ fi
 # conversations, the client library (both modes), the spare lists of the
 # engine, the server and the library; about 70 s. --valgrind: all of unit.
 VALGRIND_TESTS=${VALGRIND_TESTS:-cm_golden cm_malformed cmp engine_conv \
-	cmclient cmc_qp cmc_async engine_alloc cmc_alloc srv_alloc}
+	cmclient cmc_qp cmc_async cmc_abi engine_alloc cmc_alloc srv_alloc}
 if [ $valgrind = 1 ]; then
 	run_suite "valgrind:" build --setup valgrind --suite unit || rc=1
 else

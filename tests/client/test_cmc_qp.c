@@ -25,41 +25,45 @@ static const uint8_t gid_l[16] = { 0xfe, 0x80, [8] = 0x02, [15] = 0x01 };
 static const uint8_t gid_r[16] = { 0xfe, 0x80, [8] = 0x02, [15] = 0x02 };
 static const uint8_t roce_r[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 };
 
-/* An IB path: LID routed, no GRH. */
-static void ib_path(struct cmc_path *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->local_lid = 0x11;
-	p->remote_lid = 0x22;
-	p->pkey = 0xffff;
-	p->pkey_index = 3;
-	p->port_num = 2;
-	p->mtu = IBV_MTU_2048;
-	p->sl = 5;
-	p->packet_rate = IBV_RATE_40_GBPS;
-	p->local_ack_timeout = 18;
-	p->packet_life_time = 16;
-	memcpy(p->local_gid, gid_l, 16);
-	memcpy(p->remote_gid, gid_r, 16);
-	strcpy(p->dev_name, "mlx5_0");
-}
+/*
+ * An IB path: LID routed, no GRH. A macro, because it fills the public
+ * struct cmc_path (the expectations) and the wire's struct cmp_path (what
+ * the fake daemon sends) alike: their members have the same names.
+ */
+#define IB_PATH(p)                                                             \
+	do {                                                                   \
+		memset((p), 0, sizeof(*(p)));                                  \
+		(p)->local_lid = 0x11;                                         \
+		(p)->remote_lid = 0x22;                                        \
+		(p)->pkey = 0xffff;                                            \
+		(p)->pkey_index = 3;                                           \
+		(p)->port_num = 2;                                             \
+		(p)->mtu = IBV_MTU_2048;                                       \
+		(p)->sl = 5;                                                   \
+		(p)->packet_rate = IBV_RATE_40_GBPS;                           \
+		(p)->local_ack_timeout = 18;                                   \
+		(p)->packet_life_time = 16;                                    \
+		memcpy((p)->local_gid, gid_l, 16);                             \
+		memcpy((p)->remote_gid, gid_r, 16);                            \
+		strcpy((p)->dev_name, "mlx5_0");                               \
+	} while (0)
 
-/* A RoCE v2 path: GRH always, no LIDs. */
-static void roce_path(struct cmc_path *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->pkey = 0xffff;
-	p->port_num = 1;
-	p->mtu = IBV_MTU_1024;
-	p->traffic_class = 0x68;
-	p->hop_limit = 64;
-	p->flow_label = 0x12345;
-	p->sgid_index = 3;
-	p->grh = 1;
-	p->local_ack_timeout = 14;
-	memcpy(p->remote_gid, roce_r, 16);
-	strcpy(p->dev_name, "rxe0");
-}
+/* A RoCE v2 path: GRH always, no LIDs (either struct, as IB_PATH). */
+#define ROCE_PATH(p)                                                           \
+	do {                                                                   \
+		memset((p), 0, sizeof(*(p)));                                  \
+		(p)->pkey = 0xffff;                                            \
+		(p)->port_num = 1;                                             \
+		(p)->mtu = IBV_MTU_1024;                                       \
+		(p)->traffic_class = 0x68;                                     \
+		(p)->hop_limit = 64;                                           \
+		(p)->flow_label = 0x12345;                                     \
+		(p)->sgid_index = 3;                                           \
+		(p)->grh = 1;                                                  \
+		(p)->local_ack_timeout = 14;                                   \
+		memcpy((p)->remote_gid, roce_r, 16);                           \
+		strcpy((p)->dev_name, "rxe0");                                 \
+	} while (0)
 
 static void established_rc(struct cmc_id_info *in)
 {
@@ -75,7 +79,7 @@ static void established_rc(struct cmc_id_info *in)
 	in->initiator_depth = 2;
 	in->retry_count = 6;
 	in->rnr_retry_count = 7;
-	ib_path(&in->path);
+	IB_PATH(&in->path);
 }
 
 static void test_init_ib(void **state)
@@ -158,7 +162,7 @@ static void test_rtr_roce(void **state)
 
 	(void)state;
 	established_rc(&in);
-	roce_path(&in.path);
+	ROCE_PATH(&in.path);
 	assert_int_equal(cmc_qp_attr_from_info(&in, IBV_QPS_RTR, &a, &mask), 0);
 	assert_int_equal(a.path_mtu, IBV_MTU_1024);
 	assert_int_equal(a.ah_attr.is_global, 1);
@@ -209,7 +213,7 @@ static void test_alt_path(void **state)
 	(void)state;
 	established_rc(&in);
 	in.has_alt_path = 1;
-	ib_path(&in.alt_path);
+	IB_PATH(&in.alt_path);
 	in.alt_path.remote_lid = 0x33;
 	in.alt_path.port_num = 0; /* the primary's */
 	in.alt_path.local_ack_timeout = 20;
@@ -338,7 +342,7 @@ static void test_passive_flow(void **state)
 	m.event.req_received.initiator_depth = 3; /* its reads as initiator */
 	m.event.req_received.retry_count = 5;
 	m.event.req_received.rnr_retry_count = 4;
-	roce_path((struct cmc_path *)&m.event.req_received.path);
+	ROCE_PATH(&m.event.req_received.path);
 	assert_int_equal(fake_push(x->f, &m), 0);
 	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
 	n = ev->id;
@@ -403,7 +407,7 @@ static void test_active_flow(void **state)
 	x->f->query_info.rnr_retry_count = 2;
 	x->f->query_info.responder_resources = 4;
 	x->f->query_info.initiator_depth = 4;
-	ib_path((struct cmc_path *)&x->f->query_info.path);
+	IB_PATH(&x->f->query_info.path);
 	assert_int_equal(cmc_init_qp_attr(id, IBV_QPS_INIT, &a, &mask), 0);
 	assert_int_equal(a.port_num, 2);
 	assert_int_equal(a.pkey_index, 3);
@@ -417,7 +421,7 @@ static void test_active_flow(void **state)
 	m.event.rep_received.responder_resources = 1;
 	m.event.rep_received.initiator_depth = 2;
 	m.event.rep_received.rnr_retry_count = 6;
-	ib_path((struct cmc_path *)&m.event.rep_received.path);
+	IB_PATH(&m.event.rep_received.path);
 	m.event.rep_received.path.local_ack_timeout = 19;
 	assert_int_equal(fake_push(x->f, &m), 0);
 	assert_int_equal(cmc_get_event_id(x->ch, id, &ev, FX_WAIT_MS), 0);
