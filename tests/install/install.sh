@@ -45,7 +45,7 @@ unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null ||
 	echo "$prefix/lib/systemd/system")
 
 for f in "$sbindir/cmd" "$bindir/cmctl" "$bindir/cmmad" \
-	"$libdir/libcmclient.so" "$libdir/libcmclient.so.0" \
+	"$libdir/libcmclient.so" "$libdir/libcmclient.so.1" \
 	"$includedir/cmclient.h" "$libdir/pkgconfig/cmclient.pc" \
 	"$unitdir/cmd.service" "$unitdir/cmd.socket" \
 	"$sysconfdir/cmd/cmd.conf" \
