@@ -483,7 +483,7 @@ API_HANDLER(query_id)
 	if (rc)
 		return rc;
 	o->id = a->id;
-	o->listen_id = f.listen_id;
+	o->listen_id = f.terms.listen_id;
 	o->context = f.context;
 	o->service_id = f.service_id;
 	o->service_mask = f.service_mask;
@@ -492,27 +492,28 @@ API_HANDLER(query_id)
 	o->remote_comm_id = f.remote_comm_id;
 	o->local_qpn = f.local_qpn;
 	o->remote_qpn = f.remote_qpn;
-	o->local_psn = f.local_psn;
-	o->remote_psn = f.remote_psn;
-	o->qkey = f.qkey;
+	o->local_psn = f.terms.local_psn;
+	o->remote_psn = f.terms.remote_psn;
+	o->qkey = f.terms.qkey;
 	o->backlog = f.backlog;
 	o->credits_in_use = f.credits_used;
 	o->held_reqs = f.held;
 	o->state = (uint8_t)f.state;
 	o->lap_state = (uint8_t)f.lap;
 	o->qp_type = a->qp_type;
-	o->responder_resources = f.responder_resources;
-	o->initiator_depth = f.initiator_depth;
-	o->target_ack_delay = f.target_ack_delay;
-	o->failover = f.failover <= CMP_FAILOVER_MAX ? f.failover :
-						       CMP_FAILOVER_REJECTED;
-	o->flow_control = f.flow_control;
-	o->retry_count = f.retry_count;
-	o->rnr_retry_count = f.rnr_retry_count;
-	o->srq = f.srq;
-	o->max_cm_retries = f.max_cm_retries;
-	o->local_cm_response_timeout = f.local_cm_response_timeout;
-	o->remote_cm_response_timeout = f.remote_cm_response_timeout;
+	o->responder_resources = f.terms.responder_resources;
+	o->initiator_depth = f.terms.initiator_depth;
+	o->target_ack_delay = f.terms.target_ack_delay;
+	o->failover = f.terms.failover <= CMP_FAILOVER_MAX ?
+			      f.terms.failover :
+			      CMP_FAILOVER_REJECTED;
+	o->flow_control = f.terms.flow_control;
+	o->retry_count = f.terms.retry_count;
+	o->rnr_retry_count = f.terms.rnr_retry_count;
+	o->srq = f.terms.srq;
+	o->max_cm_retries = f.terms.max_cm_retries;
+	o->local_cm_response_timeout = f.terms.local_cm_response_timeout;
+	o->remote_cm_response_timeout = f.terms.remote_cm_response_timeout;
 	o->path = a->path;
 	return 0;
 }

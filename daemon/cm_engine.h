@@ -354,29 +354,20 @@ int eng_listen_info(const struct eng *eng, uint32_t id,
 		    struct eng_listen_info *info);
 
 /*
- * What the engine knows of one id: its state, and what its REQ, REP and
- * SIDR messages negotiated, from this side. The engine records these as
- * the messages go out and come in (conn_learn); nobody else keeps them.
- * "From this side": a passive id's responder resources are the
- * requester's initiator depth and vice versa until it accepts (as the
- * kernel's cm_req_handler sets them), and what its REP offered after.
+ * What an id's REQ, REP and SIDR messages negotiated, from this side. The
+ * engine records it as the messages go out and come in (conn_learn);
+ * nobody else keeps it. "From this side": a passive id's responder
+ * resources are the requester's initiator depth and vice versa until it
+ * accepts (as the kernel's cm_req_handler sets them), then what its REP
+ * offered; an active id's are its REQ's, then the REP's swapped.
  */
-struct eng_id_info {
-	enum eng_state state;
-	enum eng_lap_state lap; /* IDLE outside ESTABLISHED */
-	bool active; /* we sent the REQ (or SIDR_REQ) */
-	bool sidr; /* a UD id: SIDR_REQ and SIDR_REP, no REQ */
-	uint64_t context;
-	uint32_t listen_id; /* the listener a passive id came from, or 0 */
-	uint32_t local_comm_id;
-	uint32_t remote_comm_id;
-	uint32_t local_qpn;
-	uint32_t remote_qpn; /* UD: the SIDR_REP's QPN */
+struct eng_terms {
 	uint32_t local_psn;
 	uint32_t remote_psn;
+	uint32_t sidr_qpn; /* UD: the SIDR_REP's QPN */
 	uint32_t qkey; /* UD: the SIDR_REP's Q_Key */
-	uint64_t service_id;
-	uint64_t remote_ca_guid;
+	uint32_t listen_id; /* passive: the listener the request came to */
+	bool sidr; /* a UD id: SIDR_REQ and SIDR_REP, no REQ */
 	uint8_t transport; /* enum cm_transport of the REQ */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
@@ -389,7 +380,22 @@ struct eng_id_info {
 	uint8_t max_cm_retries;
 	uint8_t local_cm_response_timeout;
 	uint8_t remote_cm_response_timeout;
+};
+
+/* What the engine knows of one id (eng_id_info). */
+struct eng_id_info {
+	enum eng_state state;
+	enum eng_lap_state lap; /* IDLE outside ESTABLISHED */
+	bool active; /* we sent the REQ (or SIDR_REQ) */
+	uint64_t context;
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint32_t local_qpn;
+	uint32_t remote_qpn; /* UD: the SIDR_REP's QPN */
+	uint64_t service_id;
+	uint64_t remote_ca_guid;
 	uint8_t packet_life_time; /* exponent, of the REQ's primary path */
+	struct eng_terms terms;
 	/* LISTEN: the listener's service ids and rule 1's credit */
 	uint64_t service_mask;
 	unsigned int backlog;

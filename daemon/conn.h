@@ -93,32 +93,6 @@ struct evq {
 
 struct listener;
 
-/*
- * What the connection's REQ, REP and SIDR messages negotiated that the
- * protocol itself does not need (eng_id_info tells it; conn_learn writes
- * it). From this side: see struct eng_id_info.
- */
-struct conn_facts {
-	uint32_t local_psn;
-	uint32_t remote_psn;
-	uint32_t remote_qpn; /* UD: the SIDR_REP's QPN */
-	uint32_t qkey; /* UD: the SIDR_REP's Q_Key */
-	uint32_t listen_id; /* passive: the listener the REQ came to */
-	bool sidr;
-	uint8_t transport; /* enum cm_transport */
-	uint8_t responder_resources;
-	uint8_t initiator_depth;
-	uint8_t flow_control;
-	uint8_t retry_count;
-	uint8_t rnr_retry_count;
-	uint8_t srq;
-	uint8_t target_ack_delay;
-	uint8_t failover;
-	uint8_t max_cm_retries;
-	uint8_t local_cm_response_timeout;
-	uint8_t remote_cm_response_timeout;
-};
-
 struct conn {
 	struct eng *eng;
 	uint32_t local_id;
@@ -149,7 +123,7 @@ struct conn {
 	uint64_t rtx_ns; /* retransmission timeout */
 	uint64_t peer_wait_ns; /* how long the peer waits for our answer */
 	uint8_t lap_mra_timeout; /* service timeout of our MRA for a LAP */
-	struct conn_facts facts;
+	struct eng_terms terms; /* what its messages negotiated */
 
 	uint64_t deadline;
 	size_t heap_idx;
@@ -273,6 +247,13 @@ void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
 		    uint64_t now);
 void conn_set_lap(struct conn *c, enum eng_lap_state next, enum conn_event ev);
 struct conn *conn_new(struct eng *eng);
+/* The engine's random source (eng_ops.random). */
+static inline uint32_t conn_random(struct eng *eng)
+{
+	return eng->ops.random(eng->ctx);
+}
+
+/* conn_rec.c */
 void conn_ids_init(struct eng *eng);
 void conn_free(struct conn *c);
 void conn_reap(struct conn *c);

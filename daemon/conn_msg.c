@@ -45,7 +45,7 @@ void conn_send(struct conn *c, const struct cm_msg *msg, bool remember)
 }
 
 /* The REQ's terms, from the side of the one that sent it (sent) or not. */
-static void conn_learn_req(struct conn_facts *f, const struct cm_req *q,
+static void conn_learn_req(struct eng_terms *f, const struct cm_req *q,
 			   bool sent)
 {
 	if (sent) {
@@ -68,7 +68,7 @@ static void conn_learn_req(struct conn_facts *f, const struct cm_req *q,
 }
 
 /* The REP's answer: what the passive side's QP does from now on. */
-static void conn_learn_rep(struct conn_facts *f, const struct cm_rep *r,
+static void conn_learn_rep(struct eng_terms *f, const struct cm_rep *r,
 			   bool sent)
 {
 	if (sent) {
@@ -87,7 +87,7 @@ static void conn_learn_rep(struct conn_facts *f, const struct cm_rep *r,
 
 void conn_learn(struct conn *c, const struct cm_msg *m, bool sent)
 {
-	struct conn_facts *f = &c->facts;
+	struct eng_terms *f = &c->terms;
 
 	switch (m->type) {
 	case CM_MSG_REQ:
@@ -106,7 +106,7 @@ void conn_learn(struct conn *c, const struct cm_msg *m, bool sent)
 	case CM_MSG_SIDR_REP:
 		f->sidr = true;
 		if (!sent) {
-			f->remote_qpn = m->sidr_rep.qpn;
+			f->sidr_qpn = m->sidr_rep.qpn;
 			f->qkey = m->sidr_rep.qkey;
 		}
 		break;

@@ -494,40 +494,24 @@ int eng_id_state(const struct eng *eng, uint32_t id, enum eng_state *state)
 int eng_id_info(const struct eng *eng, uint32_t id, struct eng_id_info *info)
 {
 	struct conn *c = eng_find(eng, id);
-	const struct conn_facts *f;
+	const struct eng_terms *t;
 
 	if (!c)
 		return -ENOENT;
-	f = &c->facts;
+	t = &c->terms;
 	memset(info, 0, sizeof(*info));
 	info->state = c->state;
 	info->lap = conn_lap_in(c, c->state);
 	info->active = c->active;
 	info->context = c->context;
-	info->listen_id = f->listen_id;
 	info->local_comm_id = c->local_id;
-	info->remote_comm_id = f->sidr ? 0 : c->remote_id;
+	info->remote_comm_id = t->sidr ? 0 : c->remote_id;
 	info->local_qpn = c->local_qpn;
-	info->remote_qpn = f->sidr ? f->remote_qpn : c->remote_qpn;
-	info->local_psn = f->local_psn;
-	info->remote_psn = f->remote_psn;
-	info->qkey = f->qkey;
+	info->remote_qpn = t->sidr ? t->sidr_qpn : c->remote_qpn;
 	info->service_id = c->service_id;
-	info->remote_ca_guid = f->sidr ? 0 : c->remote_guid;
-	info->sidr = f->sidr;
-	info->transport = f->transport;
-	info->responder_resources = f->responder_resources;
-	info->initiator_depth = f->initiator_depth;
-	info->flow_control = f->flow_control;
-	info->retry_count = f->retry_count;
-	info->rnr_retry_count = f->rnr_retry_count;
-	info->srq = f->srq;
-	info->target_ack_delay = f->target_ack_delay;
-	info->failover = f->failover;
-	info->max_cm_retries = f->max_cm_retries;
-	info->local_cm_response_timeout = f->local_cm_response_timeout;
-	info->remote_cm_response_timeout = f->remote_cm_response_timeout;
+	info->remote_ca_guid = t->sidr ? 0 : c->remote_guid;
 	info->packet_life_time = c->plt;
+	info->terms = *t;
 	if (c->state == ENG_STATE_LISTEN && c->lis) {
 		info->service_id = c->lis->service_id;
 		info->service_mask = c->lis->mask;

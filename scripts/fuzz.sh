@@ -75,7 +75,7 @@ sources() {
 	# The CM engine as daemon/meson.build's engine_sources, proto, and
 	# the engine tests' fake fabric.
 	engine)
-		echo daemon/{conn,conn_msg,conn_table,counters,engine,evq}.c \
+		echo daemon/{conn,conn_msg,conn_rec,conn_table,counters,engine,evq}.c \
 			daemon/{listen,log,rx,timer}.c proto/*.c \
 			tests/lib/fake_fabric.c
 		;;

@@ -1730,14 +1730,14 @@ static void test_id_info(void **state)
 	assert_true(ia.active);
 	assert_int_equal(ia.context, 0x2222);
 	assert_int_equal(ia.local_comm_id, p.aid);
-	assert_int_equal(ia.local_psn, cp.req.starting_psn);
+	assert_int_equal(ia.terms.local_psn, cp.req.starting_psn);
 	assert_int_equal(ia.local_qpn, 0x100);
-	assert_int_equal(ia.responder_resources, 4);
-	assert_int_equal(ia.initiator_depth, 2);
-	assert_int_equal(ia.transport, CM_TRANSPORT_UC);
-	assert_int_equal(ia.max_cm_retries, H_RETRIES);
-	assert_int_equal(ia.local_cm_response_timeout, H_RESP - 1);
-	assert_int_equal(ia.remote_cm_response_timeout, H_RESP);
+	assert_int_equal(ia.terms.responder_resources, 4);
+	assert_int_equal(ia.terms.initiator_depth, 2);
+	assert_int_equal(ia.terms.transport, CM_TRANSPORT_UC);
+	assert_int_equal(ia.terms.max_cm_retries, H_RETRIES);
+	assert_int_equal(ia.terms.local_cm_response_timeout, H_RESP - 1);
+	assert_int_equal(ia.terms.remote_cm_response_timeout, H_RESP);
 	assert_int_equal(ia.remote_qpn, 0);
 
 	assert_int_equal(h_deliver(&p.a, &p.b), 1);
@@ -1746,19 +1746,19 @@ static void test_id_info(void **state)
 	assert_int_equal(eng_id_info(p.b.node.eng, p.bid, &ib), 0);
 	assert_int_equal(ib.state, ENG_STATE_REQ_RCVD);
 	assert_false(ib.active);
-	assert_int_equal(ib.listen_id, p.lid);
+	assert_int_equal(ib.terms.listen_id, p.lid);
 	assert_int_equal(ib.service_id, SID);
 	assert_int_equal(ib.remote_comm_id, p.aid);
 	assert_int_equal(ib.remote_qpn, 0x100);
-	assert_int_equal(ib.remote_psn, cp.req.starting_psn);
+	assert_int_equal(ib.terms.remote_psn, cp.req.starting_psn);
 	assert_int_equal(ib.remote_ca_guid, GUID_A);
 	/* Ours are the requester's swapped until we accept. */
-	assert_int_equal(ib.responder_resources, 2);
-	assert_int_equal(ib.initiator_depth, 4);
-	assert_int_equal(ib.flow_control, 1);
-	assert_int_equal(ib.retry_count, 7);
-	assert_int_equal(ib.rnr_retry_count, 6);
-	assert_int_equal(ib.transport, CM_TRANSPORT_UC);
+	assert_int_equal(ib.terms.responder_resources, 2);
+	assert_int_equal(ib.terms.initiator_depth, 4);
+	assert_int_equal(ib.terms.flow_control, 1);
+	assert_int_equal(ib.terms.retry_count, 7);
+	assert_int_equal(ib.terms.rnr_retry_count, 6);
+	assert_int_equal(ib.terms.transport, CM_TRANSPORT_UC);
 	assert_int_equal(ib.packet_life_time, H_PLT);
 
 	memset(&rep, 0, sizeof(rep));
@@ -1772,12 +1772,12 @@ static void test_id_info(void **state)
 	assert_int_equal(eng_id_info(p.b.node.eng, p.bid, &ib), 0);
 	assert_int_equal(ib.state, ENG_STATE_REP_SENT);
 	assert_int_equal(ib.local_qpn, 0x200);
-	assert_int_equal(ib.local_psn, rep.starting_psn);
-	assert_int_equal(ib.responder_resources, 2);
-	assert_int_equal(ib.initiator_depth, 1);
-	assert_int_equal(ib.rnr_retry_count, 5);
-	assert_int_equal(ib.target_ack_delay, H_ACK_DELAY);
-	assert_int_equal(ib.failover, 1);
+	assert_int_equal(ib.terms.local_psn, rep.starting_psn);
+	assert_int_equal(ib.terms.responder_resources, 2);
+	assert_int_equal(ib.terms.initiator_depth, 1);
+	assert_int_equal(ib.terms.rnr_retry_count, 5);
+	assert_int_equal(ib.terms.target_ack_delay, H_ACK_DELAY);
+	assert_int_equal(ib.terms.failover, 1);
 
 	assert_int_equal(h_deliver(&p.b, &p.a), 1);
 	h_ev(&p.a, ENG_EV_REP_RECEIVED, p.aid);
@@ -1785,13 +1785,13 @@ static void test_id_info(void **state)
 	assert_int_equal(ia.state, ENG_STATE_REP_RCVD);
 	assert_int_equal(ia.remote_comm_id, p.bid);
 	assert_int_equal(ia.remote_qpn, 0x200);
-	assert_int_equal(ia.remote_psn, rep.starting_psn);
+	assert_int_equal(ia.terms.remote_psn, rep.starting_psn);
 	assert_int_equal(ia.remote_ca_guid, GUID_B);
-	assert_int_equal(ia.responder_resources, 1);
-	assert_int_equal(ia.initiator_depth, 2);
-	assert_int_equal(ia.rnr_retry_count, 5);
-	assert_int_equal(ia.target_ack_delay, H_ACK_DELAY);
-	assert_int_equal(ia.failover, 1);
+	assert_int_equal(ia.terms.responder_resources, 1);
+	assert_int_equal(ia.terms.initiator_depth, 2);
+	assert_int_equal(ia.terms.rnr_retry_count, 5);
+	assert_int_equal(ia.terms.target_ack_delay, H_ACK_DELAY);
+	assert_int_equal(ia.terms.failover, 1);
 
 	assert_int_equal(eng_id_info(p.b.node.eng, p.lid, &ib), 0);
 	assert_int_equal(ib.state, ENG_STATE_LISTEN);
