@@ -244,10 +244,15 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 static int counters_port(struct cmd *cmd, const struct cmp_counters *r,
 			 struct counter_set *set)
 {
-	static const char *const kind[CMD_PC__COUNT] = {
-		"sent",	      "received",   "retransmitted",
-		"duplicates", "unexpected", "malformed",
+	static const char *const kind[ENG_MSG__COUNT] = {
+		[ENG_MSG_SENT] = "sent",
+		[ENG_MSG_RECEIVED] = "received",
+		[ENG_MSG_RETRANSMITTED] = "retransmitted",
+		[ENG_MSG_DUPLICATES] = "duplicates",
+		[ENG_MSG_UNEXPECTED] = "unexpected",
+		[ENG_MSG_MALFORMED] = "malformed",
 	};
+	const struct eng_port_counters *ec;
 	const struct cmd_port_counters *pc = NULL;
 	const struct xport_port *p = NULL;
 
@@ -267,8 +272,9 @@ static int counters_port(struct cmd *cmd, const struct cmp_counters *r,
 	cset_add(set, pc->mad_tx, "mad_tx");
 	cset_add(set, pc->mad_tx_errors, "mad_tx_errors");
 	cset_add(set, pc->mad_malformed, "mad_malformed");
-	for (unsigned int k = 0; k < CMD_PC__COUNT; k++)
-		cset_per_type(set, kind[k], pc->msg[k]);
+	ec = eng_port_counters(cmd->eng, p->index);
+	for (unsigned int k = 0; ec && k < ENG_MSG__COUNT; k++)
+		cset_per_type(set, kind[k], ec->msg[k]);
 	return 0;
 }
 

@@ -172,6 +172,26 @@ struct eng_counters {
 	uint64_t spare_bytes; /* acked event items kept for reuse (evq.c) */
 };
 
+/*
+ * Per local port, the per-type counts of struct eng_counters: what was
+ * sent and sent again on the port, and what the engine made of the MADs
+ * that came in on it (a duplicate or an unexpected MAD is charged to the
+ * port it arrived on).
+ */
+enum eng_msg_count {
+	ENG_MSG_SENT,
+	ENG_MSG_RECEIVED,
+	ENG_MSG_RETRANSMITTED,
+	ENG_MSG_DUPLICATES,
+	ENG_MSG_UNEXPECTED,
+	ENG_MSG_MALFORMED,
+	ENG_MSG__COUNT,
+};
+
+struct eng_port_counters {
+	uint64_t msg[ENG_MSG__COUNT][CM_MSG__COUNT];
+};
+
 struct eng;
 
 struct eng *eng_new(const struct eng_ops *ops, void *ctx,
@@ -232,8 +252,9 @@ void eng_send_done(struct eng *eng, uint16_t port, const struct cm_msg *msg,
 /* Decoded MADs; from->port is the local port it arrived on. */
 void eng_recv(struct eng *eng, const struct eng_addr *from,
 	      const struct cm_msg *msg, uint64_t now);
-/* For the caller's decoder: a MAD of 'type' failed to decode. */
-void eng_count_malformed(struct eng *eng, enum cm_msg_type type);
+/* For the caller's decoder: a MAD of 'type' that came in on 'port' failed
+ * to decode. */
+void eng_count_malformed(struct eng *eng, uint16_t port, enum cm_msg_type type);
 
 /* Timers: arm one timer at eng_next_deadline(); on expiry run them. */
 uint64_t eng_next_deadline(const struct eng *eng);
@@ -406,6 +427,9 @@ struct eng_id_info {
 int eng_id_info(const struct eng *eng, uint32_t id, struct eng_id_info *info);
 
 const struct eng_counters *eng_counters(const struct eng *eng);
+/* A local port's share of them; NULL for a port out of range. */
+const struct eng_port_counters *eng_port_counters(const struct eng *eng,
+						  uint16_t port);
 int eng_id_state(const struct eng *eng, uint32_t id, enum eng_state *state);
 /* Records alive, destroyed ones still in their protocol tail included. */
 size_t eng_record_count(const struct eng *eng);

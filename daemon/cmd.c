@@ -65,29 +65,6 @@ struct cmd_port_counters *cmd_port_counters(struct cmd *cmd, uint16_t port)
 	return i < cmd->n_ports ? &cmd->port_cnt[i] : NULL;
 }
 
-static bool cm_type_ok(enum cm_msg_type t)
-{
-	return (unsigned int)t < CM_MSG__COUNT;
-}
-
-/*
- * ops: the engine counts a retransmission just before it hands the MAD
- * to us, so a count above what was already charged to a port makes this
- * send a retransmission, on this port. Charged when handed over, even if
- * the transport then holds it (deferred): the retransmission happened.
- */
-static void count_retx(struct cmd *cmd, uint16_t port, enum cm_msg_type t)
-{
-	struct cmd_port_counters *pc = cmd_port_counters(cmd, port);
-	const struct eng_counters *e = eng_counters(cmd->eng);
-
-	if (!cm_type_ok(t) || e->retransmitted[t] == cmd->retx_seen[t])
-		return;
-	cmd->retx_seen[t] = e->retransmitted[t];
-	if (pc)
-		pc->msg[CMD_PC_RETRANSMITTED][t]++;
-}
-
 /* A MAD left (rc 0) or could not: counted, captured and logged. */
 static void count_tx(struct cmd *cmd, uint16_t port, const struct eng_addr *to,
 		     const struct cm_msg *msg, const uint8_t *mad, int rc)
@@ -103,11 +80,8 @@ static void count_tx(struct cmd *cmd, uint16_t port, const struct eng_addr *to,
 		return;
 	}
 	cmd->counters.mad_tx++;
-	if (pc) {
+	if (pc)
 		pc->mad_tx++;
-		if (cm_type_ok(msg->type))
-			pc->msg[CMD_PC_SENT][msg->type]++;
-	}
 	/* ops: capture and log what went out (see capture.h) */
 	capture_mad(cmd->cap, CAPTURE_TX, xport_port(cmd->xport, port), to, mad,
 		    CM_MAD_SIZE);
@@ -124,7 +98,6 @@ static int eng_send_cb(void *ctx, const struct eng_addr *to,
 
 	if (!rc)
 		rc = xport_send(cmd->xport, to->port, to, mad);
-	count_retx(cmd, to->port, msg->type);
 	if (rc == XPORT_SEND_DEFERRED) {
 		/* Counted, captured and logged when it leaves (sent_cb). */
 		cmd->counters.mad_tx_deferred++;
@@ -197,8 +170,6 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 	for (int i = 0; i < n; i++) {
 		struct cmd_port_counters *pc =
 			cmd_port_counters(cmd, rx[i].port);
-		const struct eng_counters *e = eng_counters(cmd->eng);
-		uint64_t dup[CM_MSG__COUNT], unexp[CM_MSG__COUNT];
 		struct cm_msg msg;
 		struct cm_fault f;
 
@@ -216,10 +187,8 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 			if (pc)
 				pc->mad_malformed++;
 			if (type >= 0)
-				eng_count_malformed(cmd->eng,
+				eng_count_malformed(cmd->eng, rx[i].port,
 						    (enum cm_msg_type)type);
-			if (pc && type >= 0 && type < CM_MSG__COUNT)
-				pc->msg[CMD_PC_MALFORMED][type]++;
 			log_debug("port %u: dropped malformed MAD: %s%s%s",
 				  rx[i].port, cm_fault_str(f.code),
 				  f.field ? " in " : "",
@@ -230,20 +199,9 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 			cmd->counters.mad_reserved_set++;
 		if (msg.type == CM_MSG_REJ)
 			cmd_log_rej("from", rx[i].port, &rx[i].from, &msg);
-		if (pc && cm_type_ok(msg.type))
-			pc->msg[CMD_PC_RECEIVED][msg.type]++;
-		/* ops: what the engine made of it (duplicate, unexpected)
-		 * is charged to the port it came in on. */
-		memcpy(dup, e->duplicates, sizeof(dup));
-		memcpy(unexp, e->unexpected, sizeof(unexp));
-		/* The transports set from.port to the port it arrived on. */
+		/* The transports set from.port to the port it arrived on;
+		 * the engine charges what it makes of the MAD to it. */
 		eng_recv(cmd->eng, &rx[i].from, &msg, now);
-		for (unsigned int t = 0; pc && t < CM_MSG__COUNT; t++) {
-			pc->msg[CMD_PC_DUPLICATES][t] +=
-				e->duplicates[t] - dup[t];
-			pc->msg[CMD_PC_UNEXPECTED][t] +=
-				e->unexpected[t] - unexp[t];
-		}
 	}
 }
 

@@ -89,19 +89,9 @@ struct api_client {
  */
 #define CMD_SETUP_BUCKETS 27
 
-/* ops: per port and CM message type, as the loop sees MADs (cmd.c). */
-enum cmd_pc_kind {
-	CMD_PC_SENT,
-	CMD_PC_RECEIVED,
-	CMD_PC_RETRANSMITTED,
-	CMD_PC_DUPLICATES,
-	CMD_PC_UNEXPECTED,
-	CMD_PC_MALFORMED,
-	CMD_PC__COUNT,
-};
-
+/* ops: per port, as the loop sees MADs (cmd.c); per CM message type the
+ * engine counts (eng_port_counters). */
 struct cmd_port_counters {
-	uint64_t msg[CMD_PC__COUNT][CM_MSG__COUNT];
 	uint64_t mad_rx;
 	uint64_t mad_tx;
 	uint64_t mad_tx_errors;
@@ -144,7 +134,6 @@ struct cmd {
 	struct cmd_port_counters *port_cnt;
 	unsigned int n_ports;
 	/* The engine's retransmitted counts already charged to a port. */
-	uint64_t retx_seen[CM_MSG__COUNT];
 	uint32_t rnd[64];
 	unsigned int nrnd;
 };

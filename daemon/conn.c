@@ -724,7 +724,7 @@ static int conn_act_lap_rcvd(struct conn *c, struct conn_ctx *x)
 	case ENG_LAP_MRA_SENT:
 		/* IBTA 12.9.7: a duplicate LAP in MRA_LAP_SENT: the MRA again. */
 		cnt_duplicate(c->eng, CM_MSG_LAP);
-		cnt_retransmitted(c->eng, CM_MSG_MRA);
+		cnt_retransmitted(c->eng, c->addr.port, CM_MSG_MRA);
 		conn_send_mra_lap(c, NULL, 0);
 		break;
 	case ENG_LAP_SENT:

@@ -173,6 +173,7 @@ struct eng_port {
 	bool valid;
 	bool roce;
 	uint64_t ca_guid;
+	struct eng_port_counters cnt;
 };
 
 struct eng {
@@ -201,6 +202,8 @@ struct eng {
 	uint32_t id_key[4]; /* ... through a keyed permutation */
 
 	bool busy; /* inside a callback */
+	uint16_t rx_port; /* eng_recv's MAD came in here: duplicates and
+			     unexpected MADs are charged to it */
 };
 
 /* What an event carries into its action. */
@@ -331,9 +334,10 @@ void evq_init(struct eng *eng);
 void evq_fini(struct eng *eng);
 
 /* counters.c */
-void cnt_sent(struct eng *eng, enum cm_msg_type t);
-void cnt_received(struct eng *eng, enum cm_msg_type t);
-void cnt_retransmitted(struct eng *eng, enum cm_msg_type t);
+void cnt_sent(struct eng *eng, uint16_t port, enum cm_msg_type t);
+void cnt_received(struct eng *eng, uint16_t port, enum cm_msg_type t);
+void cnt_retransmitted(struct eng *eng, uint16_t port, enum cm_msg_type t);
+/* Charged to the port of the MAD being handled (eng->rx_port). */
 void cnt_duplicate(struct eng *eng, enum cm_msg_type t);
 void cnt_unexpected(struct eng *eng, enum cm_msg_type t);
 

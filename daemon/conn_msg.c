@@ -28,7 +28,7 @@ int eng_send_raw(struct eng *eng, const struct cm_msg *msg,
 	}
 	if (ret == ENG_SEND_DEFERRED)
 		eng->cnt.send_deferred++;
-	cnt_sent(eng, msg->type);
+	cnt_sent(eng, to->port, msg->type);
 	return ret;
 }
 
@@ -124,7 +124,7 @@ void conn_learn(struct conn *c, const struct cm_msg *m, bool sent)
 
 void conn_resend_last(struct conn *c)
 {
-	cnt_retransmitted(c->eng, c->last.type);
+	cnt_retransmitted(c->eng, c->addr.port, c->last.type);
 	c->last_deferred =
 		eng_send_raw(c->eng, &c->last, &c->addr) == ENG_SEND_DEFERRED;
 }

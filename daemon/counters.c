@@ -5,45 +5,60 @@
  */
 #include "conn.h"
 
-static bool cnt_ok(enum cm_msg_type t)
+/* One count of kind for a message of type t, globally and on port. */
+static void cnt_msg(struct eng *eng, enum eng_msg_count kind, uint16_t port,
+		    enum cm_msg_type t)
 {
-	return (unsigned int)t < CM_MSG__COUNT;
+	uint64_t *const global[ENG_MSG__COUNT] = {
+		[ENG_MSG_SENT] = eng->cnt.sent,
+		[ENG_MSG_RECEIVED] = eng->cnt.received,
+		[ENG_MSG_RETRANSMITTED] = eng->cnt.retransmitted,
+		[ENG_MSG_DUPLICATES] = eng->cnt.duplicates,
+		[ENG_MSG_UNEXPECTED] = eng->cnt.unexpected,
+		[ENG_MSG_MALFORMED] = eng->cnt.malformed,
+	};
+
+	if ((unsigned int)t >= CM_MSG__COUNT)
+		return;
+	global[kind][t]++;
+	if (port < ENG_MAX_PORTS)
+		eng->ports[port].cnt.msg[kind][t]++;
 }
 
-void cnt_sent(struct eng *eng, enum cm_msg_type t)
+void cnt_sent(struct eng *eng, uint16_t port, enum cm_msg_type t)
 {
-	if (cnt_ok(t))
-		eng->cnt.sent[t]++;
+	cnt_msg(eng, ENG_MSG_SENT, port, t);
 }
 
-void cnt_received(struct eng *eng, enum cm_msg_type t)
+void cnt_received(struct eng *eng, uint16_t port, enum cm_msg_type t)
 {
-	if (cnt_ok(t))
-		eng->cnt.received[t]++;
+	cnt_msg(eng, ENG_MSG_RECEIVED, port, t);
 }
 
-void cnt_retransmitted(struct eng *eng, enum cm_msg_type t)
+void cnt_retransmitted(struct eng *eng, uint16_t port, enum cm_msg_type t)
 {
-	if (cnt_ok(t))
-		eng->cnt.retransmitted[t]++;
+	cnt_msg(eng, ENG_MSG_RETRANSMITTED, port, t);
 }
 
 void cnt_duplicate(struct eng *eng, enum cm_msg_type t)
 {
-	if (cnt_ok(t))
-		eng->cnt.duplicates[t]++;
+	cnt_msg(eng, ENG_MSG_DUPLICATES, eng->rx_port, t);
 }
 
 void cnt_unexpected(struct eng *eng, enum cm_msg_type t)
 {
-	if (cnt_ok(t))
-		eng->cnt.unexpected[t]++;
+	cnt_msg(eng, ENG_MSG_UNEXPECTED, eng->rx_port, t);
 }
 
-void eng_count_malformed(struct eng *eng, enum cm_msg_type t)
+void eng_count_malformed(struct eng *eng, uint16_t port, enum cm_msg_type t)
 {
-	if (cnt_ok(t))
-		eng->cnt.malformed[t]++;
+	cnt_msg(eng, ENG_MSG_MALFORMED, port, t);
+}
+
+const struct eng_port_counters *eng_port_counters(const struct eng *eng,
+						  uint16_t port)
+{
+	return port < ENG_MAX_PORTS ? &eng->ports[port].cnt : NULL;
 }
 
 const struct eng_counters *eng_counters(const struct eng *eng)

@@ -214,7 +214,8 @@ void eng_recv(struct eng *eng, const struct eng_addr *from,
 						    "bad message type");
 		return;
 	}
-	cnt_received(eng, msg->type);
+	cnt_received(eng, from->port, msg->type);
+	eng->rx_port = from->port;
 	rx_dispatch(eng, from, msg, now);
 }
 

@@ -9,6 +9,7 @@
  * daemon's debug log will have to tell a broken client from a malicious one.
  */
 #include "cmp.h"
+#include "cmp_layout.h"
 #include "util.h"
 
 #include <errno.h>

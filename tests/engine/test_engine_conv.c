@@ -1803,6 +1803,48 @@ static void test_id_info(void **state)
 	pair_fini(&p);
 }
 
+/* The engine charges each MAD to its port: sent, received, what it made
+ * of one (a duplicate, an unexpected one) on the port it arrived on. */
+static void test_port_counters(void **state)
+{
+	const struct eng_port_counters *a1, *b1, *b2;
+	struct eng_addr from2;
+	struct cm_msg req, drep;
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, false);
+	p.lid = h_listen(&p.b, SID, 8);
+	p.aid = h_connect(&p.a, &p.b, SID);
+	req = p.a.out.m[p.a.out.next].msg;
+	assert_int_equal(h_deliver(&p.a, &p.b), 1);
+	p.bid = h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).id;
+	h_inject(&p.a, &p.b, &req); /* a duplicate, on port 1 */
+	/* A DREP nobody waits for, on port 2. */
+	memset(&drep, 0, sizeof(drep));
+	drep.type = CM_MSG_DREP;
+	drep.drep.local_comm_id = 0x1234;
+	drep.drep.remote_comm_id = 0x5678;
+	from2 = p.a.node.addr;
+	from2.port = 2;
+	eng_recv(p.b.node.eng, &from2, &drep, h_now);
+	a1 = eng_port_counters(p.a.node.eng, 1);
+	b1 = eng_port_counters(p.b.node.eng, 1);
+	b2 = eng_port_counters(p.b.node.eng, 2);
+	assert_int_equal(a1->msg[ENG_MSG_SENT][CM_MSG_REQ], 1);
+	assert_int_equal(b1->msg[ENG_MSG_RECEIVED][CM_MSG_REQ], 2);
+	assert_int_equal(b1->msg[ENG_MSG_DUPLICATES][CM_MSG_REQ], 1);
+	assert_int_equal(b1->msg[ENG_MSG_UNEXPECTED][CM_MSG_DREP], 0);
+	assert_int_equal(b2->msg[ENG_MSG_RECEIVED][CM_MSG_DREP], 1);
+	assert_int_equal(b2->msg[ENG_MSG_UNEXPECTED][CM_MSG_DREP], 1);
+	assert_int_equal(b2->msg[ENG_MSG_DUPLICATES][CM_MSG_REQ], 0);
+	eng_count_malformed(p.b.node.eng, 2, CM_MSG_RTU);
+	assert_int_equal(b2->msg[ENG_MSG_MALFORMED][CM_MSG_RTU], 1);
+	assert_int_equal(eng_counters(p.b.node.eng)->malformed[CM_MSG_RTU], 1);
+	assert_null(eng_port_counters(p.b.node.eng, ENG_MAX_PORTS));
+	pair_fini(&p);
+}
+
 static void test_introspection(void **state)
 {
 	struct pair p;
@@ -3416,6 +3458,7 @@ int main(void)
 		cmocka_unit_test(test_log_and_unexpected),
 		cmocka_unit_test(test_bad_templates),
 		cmocka_unit_test(test_id_info),
+		cmocka_unit_test(test_port_counters),
 		cmocka_unit_test(test_introspection),
 		cmocka_unit_test(test_callback_reentry),
 		cmocka_unit_test(test_scale),

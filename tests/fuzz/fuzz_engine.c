@@ -1201,7 +1201,7 @@ static void op_inject(void)
 	if (b & 2)
 		addr.lid = VOID_LID;
 	if (cm_mad_decode(buf, sizeof(buf), 0, &m, &f)) {
-		eng_count_malformed(s->node.eng, type);
+		eng_count_malformed(s->node.eng, 1, type);
 		return;
 	}
 	addr.port = b & 4 ? 1 + (b >> 3) : 1;
