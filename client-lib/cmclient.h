@@ -614,7 +614,11 @@ enum cmc_event_type {
 	 * our port went down, -EHOSTUNREACH: the RoCE peer's neighbour
 	 * could not be resolved, ...). */
 	CMC_EVENT_CONNECT_ERROR = 5,
-	/* The peer needs more time; informational. */
+	/* The peer needs more time: its CM MRAed our REQ (its app has not
+	 * answered yet, or its listener had no credit), REP or LAP.
+	 * u.mra says which and the service timeout it asked for; we wait
+	 * that long more. Once per message, before its outcome; nothing
+	 * to answer, ack it. */
 	CMC_EVENT_MRA_RECEIVED = 6,
 	/* Answer with cmc_disconnect(), which sends the DREP. */
 	CMC_EVENT_DREQ_RECEIVED = 7,
