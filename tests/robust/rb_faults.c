@@ -220,19 +220,7 @@ static void start_conn(struct cmc_channel *a, unsigned int n, uint16_t lid)
 	int rc;
 
 	snprintf(pd, sizeof(pd), "c %u", n);
-	memset(&p, 0, sizeof(p));
-	p.service_id = SERVICE_ID;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = lid;
-	p.qp_num = 2 + n;
-	p.start_psn = (n * 7919) & 0xffffff;
-	p.responder_resources = 4;
-	p.initiator_depth = 4;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
-	p.max_cm_retries = 15;
-	p.local_cm_response_timeout = 10;
-	p.remote_cm_response_timeout = 10;
+	rb_conn_param(&p, SERVICE_ID, lid, 2 + n, (n * 7919) & 0xffffff, 4, 10);
 	p.private_data = pd;
 	p.private_data_len = (uint8_t)(strlen(pd) + 1);
 	rc = cmc_create_id(a, c, CMC_QP_RC, &c->id);
@@ -620,11 +608,7 @@ int main(void)
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	rb_fabric_start("rbfault", 8);
-	rb_daemon_start(1, extra);
-	rb_daemon_start(2, extra);
-	ma = rb_open(0, "rb-mon-a");
-	mb = rb_open(1, "rb-mon-b");
+	rb_pair_start("rbfault", 8, extra, extra, &ma, &mb);
 	a = rb_open(0, "rb-active");
 	b = rb_open(1, "rb-passive");
 	mon[0] = ma;
@@ -723,13 +707,10 @@ int main(void)
 		      i + 1, (long)m2[i].heap_kb - (long)m0[i].heap_kb,
 		      peak_kb);
 	}
-	CHECK(rb_daemon_alive(0) && rb_daemon_alive(1), "a daemon died");
 	cmc_destroy_id(listener);
 	cmc_close(a);
 	cmc_close(b);
-	cmc_close(ma);
-	cmc_close(mb);
-	rb_fabric_stop();
+	rb_pair_stop(ma, mb);
 	printf("rb_faults: PASS\n");
 	return 0;
 }

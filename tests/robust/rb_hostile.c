@@ -297,17 +297,7 @@ static void victim_setup(void)
 	CHECK(cmc_create_id(vb, NULL, CMC_QP_RC, &vlisten) == 0, "create");
 	CHECK(cmc_listen(vlisten, SID_VICTIM, ~0ull, 4, NULL) == 0, "listen");
 	CHECK(cmc_create_id(va, VICTIM_CTX, CMC_QP_RC, &victim) == 0, "create");
-	memset(&p, 0, sizeof(p));
-	p.service_id = SID_VICTIM;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = RB_NODE_LID(2);
-	p.qp_num = 0x123;
-	p.start_psn = 7;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
-	p.max_cm_retries = 15;
-	p.local_cm_response_timeout = 12;
-	p.remote_cm_response_timeout = 12;
+	rb_conn_param(&p, SID_VICTIM, RB_NODE_LID(2), 0x123, 7, 0, 12);
 	rc = cmc_connect(victim, &p);
 	CHECK(rc == 0, "victim connect: %s", cmc_strerror(rc));
 	rc = cmc_get_event(vb, &ev, 5000);
@@ -1350,11 +1340,7 @@ int main(void)
 	snprintf(q, sizeof(q), "%d", MAX_QUEUED);
 	snprintf(ids_s, sizeof(ids_s), "%d", MAX_IDS);
 	snprintf(cl, sizeof(cl), "%d", MAX_CLIENTS);
-	rb_fabric_start("rbhostile", 5);
-	rb_daemon_start(1, extra_a);
-	rb_daemon_start(2, extra_b);
-	mon = rb_open(0, "rb-mon");
-	mon_b = rb_open(1, "rb-mon-b");
+	rb_pair_start("rbhostile", 5, extra_a, extra_b, &mon, &mon_b);
 	victim_setup();
 
 	before_hello();
@@ -1375,13 +1361,10 @@ int main(void)
 	rb_print_counters(mon, "A",
 			  "client,clients,events,ids,records,rej_,"
 			  "req_");
-	CHECK(rb_daemon_alive(0) && rb_daemon_alive(1), "a daemon died");
 	cmc_destroy_id(vlisten);
 	cmc_close(va);
 	cmc_close(vb);
-	cmc_close(mon);
-	cmc_close(mon_b);
-	rb_fabric_stop();
+	rb_pair_stop(mon, mon_b);
 	if (late_failures) {
 		fprintf(stderr,
 			"rb_hostile: %u late check(s) failed (daemon "
