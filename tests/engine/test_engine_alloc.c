@@ -44,8 +44,7 @@ static void pair_fini(struct pair *p)
 }
 
 /* An established pair: its ids (bidp may be NULL); returns a's record. */
-static struct conn *established(struct pair *p, uint32_t *aidp,
-				uint32_t *bidp)
+static struct conn *established(struct pair *p, uint32_t *aidp, uint32_t *bidp)
 {
 	uint32_t aid, bid;
 

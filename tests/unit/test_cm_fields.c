@@ -514,9 +514,10 @@ static void test_encode_masks(void **state)
 				const struct cm_field_desc *f = &d->fields[i];
 
 				if (kind_is_int(f->kind))
-					cm_field_set(&cut, f,
-						     cm_field_get(&cut, f) &
-							     width_ones(f->width));
+					cm_field_set(
+						&cut, f,
+						cm_field_get(&cut, f) &
+							width_ones(f->width));
 			}
 			assert_int_equal(cm_mad_encode(&raw, a), 0);
 			assert_int_equal(cm_mad_encode(&cut, b), 0);
