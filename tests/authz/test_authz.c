@@ -402,19 +402,7 @@ static void connect_to(struct cmc_channel *ch, struct cmc_id **idp,
 	struct cmc_conn_param p;
 	int rc;
 
-	memset(&p, 0, sizeof(p));
-	p.service_id = sid;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = lid;
-	p.qp_num = 77;
-	p.start_psn = 1;
-	p.responder_resources = 1;
-	p.initiator_depth = 1;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
-	p.max_cm_retries = 15;
-	p.local_cm_response_timeout = 16;
-	p.remote_cm_response_timeout = 16;
+	rb_conn_param(&p, sid, lid, 77, 1, 1, 16);
 	rc = cmc_create_id(ch, NULL, CMC_QP_RC, idp);
 	CHECK(rc == 0, "create_id: %s", cmc_strerror(rc));
 	rc = cmc_connect(*idp, &p);

@@ -43,12 +43,8 @@ static void pair_fini(struct pair *p)
 	h_fini(&p->b);
 }
 
-/*
- * One connection's whole life, every event taken and acked: seven events
- * (REQ, REP, RTU, DREQ, DREP received, two timewait exits) and two
- * records, one per side.
- */
-static void one_connection(struct pair *p)
+/* An established pair: its ids (bidp may be NULL); returns a's record. */
+static struct conn *established(struct pair *p, uint32_t *aidp, uint32_t *bidp)
 {
 	uint32_t aid, bid;
 
@@ -61,6 +57,22 @@ static void one_connection(struct pair *p)
 	assert_int_equal(eng_rtu(p->a.node.eng, aid, NULL, h_now), 0);
 	h_deliver(&p->a, &p->b);
 	h_ev(&p->b, ENG_EV_RTU_RECEIVED, bid);
+	*aidp = aid;
+	if (bidp)
+		*bidp = bid;
+	return ctab_local_find(&p->a.node.eng->by_local, aid);
+}
+
+/*
+ * One connection's whole life, every event taken and acked: seven events
+ * (REQ, REP, RTU, DREQ, DREP received, two timewait exits) and two
+ * records, one per side.
+ */
+static void one_connection(struct pair *p)
+{
+	uint32_t aid, bid;
+
+	established(p, &aid, &bid);
 	assert_int_equal(eng_disconnect(p->a.node.eng, aid, NULL, 0, h_now), 0);
 	h_deliver(&p->a, &p->b);
 	h_ev(&p->b, ENG_EV_DREQ_RECEIVED, bid);
@@ -105,24 +117,6 @@ static void test_connections_allocate_only_records(void **state)
 	assert_int_equal(n.frees, 2 * K);
 }
 
-/* An established pair; returns a's record of it. */
-static struct conn *established(struct pair *p, uint32_t *aidp)
-{
-	uint32_t aid, bid;
-
-	aid = h_connect(&p->a, &p->b, SID);
-	h_deliver(&p->a, &p->b);
-	bid = h_ev(&p->b, ENG_EV_REQ_RECEIVED, 0).id;
-	assert_int_equal(h_accept(&p->b, bid), 0);
-	h_deliver(&p->b, &p->a);
-	h_ev(&p->a, ENG_EV_REP_RECEIVED, aid);
-	assert_int_equal(eng_rtu(p->a.node.eng, aid, NULL, h_now), 0);
-	h_deliver(&p->a, &p->b);
-	h_ev(&p->b, ENG_EV_RTU_RECEIVED, bid);
-	*aidp = aid;
-	return ctab_local_find(&p->a.node.eng->by_local, aid);
-}
-
 /*
  * A reused item shows only its own event: no message, status or listener
  * of the event it carried before.
@@ -137,7 +131,7 @@ static void test_reused_item_is_clean(void **state)
 
 	(void)state;
 	pair_init(&p);
-	c = established(&p, &aid);
+	c = established(&p, &aid, NULL);
 	assert_non_null(c);
 	memset(&m, 0xa5, sizeof(m));
 	m.type = CM_MSG_LAP;
@@ -175,7 +169,7 @@ static void test_spares_bounded_and_reused(void **state)
 
 	(void)state;
 	pair_init(&p);
-	c = established(&p, &aid);
+	c = established(&p, &aid, NULL);
 	assert_non_null(c);
 	for (int i = 0; i < BURST; i++)
 		evq_push(c, ENG_EV_LAP_ERROR, i, NULL);

@@ -178,18 +178,7 @@ static struct cmc_id *connect_qpn(struct cmc_channel *ch, uint64_t sid,
 	struct cmc_id *id;
 	int rc;
 
-	memset(&p, 0, sizeof(p));
-	p.service_id = sid;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = RB_NODE_LID(2);
-	p.qp_num = qpn;
-	p.start_psn = qpn;
-	p.responder_resources = 4;
-	p.initiator_depth = 4;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
-	p.max_cm_retries = 15;
-	p.local_cm_response_timeout = 12;
+	rb_conn_param(&p, sid, RB_NODE_LID(2), qpn, qpn, 4, 12);
 	p.remote_cm_response_timeout = req_remote_timeout;
 	CHECK(cmc_create_id(ch, NULL, CMC_QP_RC, &id) == 0, "create");
 	rc = cmc_connect(id, &p);
@@ -423,48 +412,12 @@ static void phase_stale(void)
 	printf("ok: stale REJ\n");
 }
 
-/* node 3 on the hub, as tests/robust/rb_flood.c's flooder */
-static int fake_node(void)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct sim_hello h;
-	struct sim_hello_ack ack;
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	CHECK(fd >= 0, "socket");
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", rb_fab.hub_sock);
-	CHECK(connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0,
-	      "connect hub: %s", strerror(errno));
-	memset(&h, 0, sizeof(h));
-	h.hdr.type = SIM_HELLO;
-	h.hdr.version = SIM_PROTO_VERSION;
-	h.node = FAKE_NODE;
-	h.n_ports = 1;
-	h.port[0].guid = FAKE_GUID;
-	h.port[0].lid = RB_NODE_LID(FAKE_NODE);
-	h.port[0].n_gids = 1;
-	h.port[0].gids[0][0] = 0xfe;
-	h.port[0].gids[0][1] = 0x80;
-	for (int i = 0; i < 8; i++)
-		h.port[0].gids[0][8 + i] = (uint8_t)(FAKE_GUID >> (56 - 8 * i));
-	CHECK(send(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h), "hello");
-	CHECK(recv(fd, &ack, sizeof(ack), 0) == (ssize_t)sizeof(ack),
-	      "hello ack");
-	CHECK(ack.status == 0, "hub refused the fake node: %d", ack.status);
-	return fd;
-}
-
+/* msg from the fake node to B, its base version broken when corrupt. */
 static void fake_send(int fd, const struct cm_msg *msg, bool corrupt)
 {
 	struct sim_mad m;
 
-	memset(&m, 0, sizeof(m));
-	m.hdr.type = SIM_MAD;
-	m.hdr.version = SIM_PROTO_VERSION;
-	m.port = 0;
-	m.addr.lid = RB_NODE_LID(2);
-	m.addr.qpn = 1;
-	CHECK(cm_mad_encode(msg, m.mad) == 0, "encode");
+	rb_fake_mad(&m, msg, RB_NODE_LID(2));
 	if (corrupt)
 		m.mad[0] = 2; /* base version 2: not a MAD we decode */
 	CHECK(send(fd, &m, sizeof(m), 0) == (ssize_t)sizeof(m), "send");
@@ -477,7 +430,7 @@ static void phase_fake_node(void)
 	uint64_t bad = P(b, "sim2", "mad_malformed");
 	uint64_t bad_req = P(b, "sim2", "req_malformed");
 	uint64_t gbad = G(b, "req_malformed");
-	int fd = fake_node();
+	int fd = rb_fake_node(FAKE_NODE, FAKE_GUID, 0);
 	struct cm_msg msg;
 
 	cm_msg_init(&msg, CM_MSG_RTU, 0x77);

@@ -2,6 +2,9 @@
 /* Helpers of the robustness tests; see rb_common.h. */
 #include "rb_common.h"
 
+#include "cm_mad.h"
+#include "sim_proto.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -164,6 +167,25 @@ unsigned int rb_daemon_start(unsigned int node, const char *const *extra)
 	CHECK(wait_socket(d->sock, d->pid) == 0,
 	      "cmd on node %u did not come up", node);
 	return rb_fab.n - 1;
+}
+
+void rb_pair_start(const char *tag, uint64_t seed, const char *const *extra_a,
+		   const char *const *extra_b, struct cmc_channel **mon_a,
+		   struct cmc_channel **mon_b)
+{
+	rb_fabric_start(tag, seed);
+	rb_daemon_start(1, extra_a);
+	rb_daemon_start(2, extra_b);
+	*mon_a = rb_open(0, "rb-mon-a");
+	*mon_b = rb_open(1, "rb-mon-b");
+}
+
+void rb_pair_stop(struct cmc_channel *mon_a, struct cmc_channel *mon_b)
+{
+	CHECK(rb_daemon_alive(0) && rb_daemon_alive(1), "a daemon died");
+	cmc_close(mon_a);
+	cmc_close(mon_b);
+	rb_fabric_stop();
 }
 
 bool rb_daemon_alive(unsigned int idx)
@@ -408,4 +430,69 @@ bool rb_wait_drained(struct cmc_channel *ch, uint64_t max_ids,
 		(unsigned long long)rb_counter(ch, "records"),
 		(unsigned long long)max_records);
 	return false;
+}
+
+void rb_conn_param(struct cmc_conn_param *p, uint64_t sid, uint16_t lid,
+		   uint32_t qpn, uint32_t psn, uint8_t rd, uint8_t timeout)
+{
+	*p = (struct cmc_conn_param){
+		.service_id = sid,
+		.dst = { .family = CMC_AF_LID, .lid = lid },
+		.qp_num = qpn,
+		.start_psn = psn,
+		.responder_resources = rd,
+		.initiator_depth = rd,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+		.max_cm_retries = 15,
+		.local_cm_response_timeout = timeout,
+		.remote_cm_response_timeout = timeout,
+	};
+}
+
+int rb_fake_node(unsigned int node, uint64_t guid, int sndbuf)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sim_hello h;
+	struct sim_hello_ack ack;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	CHECK(fd >= 0, "socket");
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", rb_fab.hub_sock);
+	CHECK(connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0,
+	      "connect hub: %s", strerror(errno));
+	if (sndbuf)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	memset(&h, 0, sizeof(h));
+	h.hdr.type = SIM_HELLO;
+	h.hdr.version = SIM_PROTO_VERSION;
+	h.node = (uint16_t)node;
+	h.n_ports = 1;
+	h.port[0].guid = guid;
+	h.port[0].lid = RB_NODE_LID(node);
+	h.port[0].n_gids = 1;
+	h.port[0].gids[0][0] = 0xfe;
+	h.port[0].gids[0][1] = 0x80;
+	for (int i = 0; i < 8; i++)
+		h.port[0].gids[0][8 + i] = (uint8_t)(guid >> (56 - 8 * i));
+	CHECK(send(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h), "hello");
+	CHECK(recv(fd, &ack, sizeof(ack), 0) == (ssize_t)sizeof(ack),
+	      "hello ack");
+	CHECK(ack.status == 0, "hub refused fake node %u: %d", node,
+	      ack.status);
+	return fd;
+}
+
+void rb_fake_mad(struct sim_mad *m, const struct cm_msg *msg, uint16_t dlid)
+{
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->hdr.type = SIM_MAD;
+	m->hdr.version = SIM_PROTO_VERSION;
+	m->port = 0;
+	m->addr.lid = dlid;
+	m->addr.qpn = 1;
+	rc = cm_mad_encode(msg, m->mad);
+	CHECK(rc == 0, "cm_mad_encode: %d", rc);
 }

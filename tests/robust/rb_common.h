@@ -61,6 +61,17 @@ void rb_fabric_start(const char *tag, uint64_t seed);
  * socket answers.
  */
 unsigned int rb_daemon_start(unsigned int node, const char *const *extra);
+/*
+ * The usual fabric: the hub, daemon A on node 1 (index 0) and daemon B on
+ * node 2 (index 1) with their extra arguments, and a monitor channel on
+ * each ("rb-mon-a", "rb-mon-b") for counters.
+ */
+void rb_pair_start(const char *tag, uint64_t seed, const char *const *extra_a,
+		   const char *const *extra_b, struct cmc_channel **mon_a,
+		   struct cmc_channel **mon_b);
+/* The end of the usual fabric: both daemons must still run; closes the
+ * monitors and stops everything. */
+void rb_pair_stop(struct cmc_channel *mon_a, struct cmc_channel *mon_b);
 /* True while the daemon's process exists (it did not crash or exit). */
 bool rb_daemon_alive(unsigned int idx);
 /*
@@ -91,6 +102,28 @@ unsigned int rb_list_count(struct cmc_channel *ch);
 /* Open a channel with a 30 s request timeout (a hang guard: a reply never
  * takes that long but on a stalled daemon); fails the test on error. */
 struct cmc_channel *rb_open(unsigned int idx, const char *name);
+
+/*
+ * The connection parameters the tests share: an RC connect to LID lid,
+ * QP qpn starting at psn, 7 retries and RNR retries, 15 CM retries, both
+ * CM response timeouts 'timeout' (a 5-bit exponent of 4.096 us) and
+ * responder resources and initiator depth 'rd'; everything else zero, for
+ * the caller to set where its test differs.
+ */
+void rb_conn_param(struct cmc_conn_param *p, uint64_t sid, uint16_t lid,
+		   uint32_t qpn, uint32_t psn, uint8_t rd, uint8_t timeout);
+
+struct cm_msg;
+struct sim_mad;
+/*
+ * A fake node on the hub, speaking daemon/sim_proto.h itself: node 'node'
+ * with one port of LID RB_NODE_LID(node), port GUID guid and the link
+ * local GID made from it. sndbuf, when nonzero, is the socket's SO_SNDBUF.
+ * Returns the connected socket; fails the test when the hub refuses.
+ */
+int rb_fake_node(unsigned int node, uint64_t guid, int sndbuf);
+/* msg, encoded, as the fake node's MAD to QP 1 of LID dlid. */
+void rb_fake_mad(struct sim_mad *m, const struct cm_msg *msg, uint16_t dlid);
 
 /*
  * Wait up to ms for the daemon behind ch to hold no more than max_ids ids

@@ -101,18 +101,19 @@ static enum fate fate_of(unsigned int n)
 	unsigned int h = (n * 2654435761u) >> 8;
 	unsigned int p = h % 100;
 
-	if (p < 50)
-		return F_A_DISC;
-	if (p < 75)
-		return F_B_DISC;
-	if (p < 82)
-		return F_REJECT;
-	if (p < 87)
-		return F_A_DESTROY_EARLY;
-	if (p < 92)
-		return F_A_DESTROY_REP;
-	if (p < 96)
-		return F_B_DESTROY_REQ;
+	/* Cumulative shares in percent, the rest F_B_DESTROY_EST. */
+	static const struct {
+		unsigned int below;
+		enum fate fate;
+	} shares[] = {
+		{ 50, F_A_DISC },	 { 75, F_B_DISC },
+		{ 82, F_REJECT },	 { 87, F_A_DESTROY_EARLY },
+		{ 92, F_A_DESTROY_REP }, { 96, F_B_DESTROY_REQ },
+	};
+
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
+		if (p < shares[i].below)
+			return shares[i].fate;
 	return F_B_DESTROY_EST;
 }
 
@@ -136,7 +137,7 @@ struct conn {
 	struct conn *next, *prev; /* live list */
 };
 
-static struct {
+static struct side_stats {
 	unsigned long closed, rejected, conn_error, destroyed, violations;
 	unsigned long api_einval, mra, disc_timeout, rej_established;
 	unsigned long rej_reason[64];
@@ -212,6 +213,72 @@ static bool api_ok(struct conn *c, const char *what, int rc)
 	return false;
 }
 
+/* The connection is up; with 'disc' (its fate) this side closes it now. */
+static void conn_up(struct conn *c, bool disc)
+{
+	c->established = true;
+	if (!disc) {
+		c->st = S_EST;
+		return;
+	}
+	if (!api_ok(c, "disconnect", cmc_disconnect(c->id, NULL, 0))) {
+		conn_end(c, &(c->passive ? &pas : &act)->violations);
+		return;
+	}
+	c->st = S_DISCONNECTING;
+}
+
+/*
+ * What either side's handler leaves: once established, the peer's DREQ
+ * answered, our own DREQ's DREP or timeout, the end of timewait; any other
+ * event is unexpected, a violation.
+ */
+static void conn_closing(struct conn *c, const struct cmc_event *ev)
+{
+	struct side_stats *side = c->passive ? &pas : &act;
+	enum cmc_event_type t = ev->type;
+
+	switch (c->st) {
+	case S_EST:
+		if (t != CMC_EVENT_DREQ_RECEIVED)
+			goto unexpected;
+		if (!api_ok(c, "disconnect(DREP)",
+			    cmc_disconnect(c->id, NULL, 0))) {
+			conn_end(c, &side->violations);
+			return;
+		}
+		c->st = S_TIMEWAIT;
+		return;
+	case S_DISCONNECTING:
+		if (t == CMC_EVENT_DREQ_RECEIVED)
+			return; /* crossed DREQs: the daemon answers */
+		if (t == CMC_EVENT_DISCONNECT_TIMEOUT) {
+			side->disc_timeout++;
+			if (getenv("RB_VERBOSE"))
+				fprintf(stderr,
+					"%c disc timeout conn %u fate %d\n",
+					c->passive ? 'B' : 'A', c->n, c->fate);
+		}
+		if (t == CMC_EVENT_DREP_RECEIVED ||
+		    t == CMC_EVENT_DISCONNECT_TIMEOUT) {
+			c->st = S_TIMEWAIT;
+			return;
+		}
+		break;
+	case S_TIMEWAIT:
+		break;
+	default:
+		goto unexpected;
+	}
+	if (t == CMC_EVENT_TIMEWAIT_EXIT) {
+		conn_end(c, &side->closed);
+		return;
+	}
+unexpected:
+	complain(c, "unexpected event", cmc_event_str(t), ev->status);
+	conn_end(c, &side->violations);
+}
+
 static void start_conn(struct cmc_channel *a, unsigned int n, uint16_t lid)
 {
 	struct conn *c = conn_new(n, false);
@@ -220,19 +287,7 @@ static void start_conn(struct cmc_channel *a, unsigned int n, uint16_t lid)
 	int rc;
 
 	snprintf(pd, sizeof(pd), "c %u", n);
-	memset(&p, 0, sizeof(p));
-	p.service_id = SERVICE_ID;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = lid;
-	p.qp_num = 2 + n;
-	p.start_psn = (n * 7919) & 0xffffff;
-	p.responder_resources = 4;
-	p.initiator_depth = 4;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
-	p.max_cm_retries = 15;
-	p.local_cm_response_timeout = 10;
-	p.remote_cm_response_timeout = 10;
+	rb_conn_param(&p, SERVICE_ID, lid, 2 + n, (n * 7919) & 0xffffff, 4, 10);
 	p.private_data = pd;
 	p.private_data_len = (uint8_t)(strlen(pd) + 1);
 	rc = cmc_create_id(a, c, CMC_QP_RC, &c->id);
@@ -280,71 +335,16 @@ static void active_event(struct conn *c, struct cmc_event *ev)
 		c->st = S_TIMEWAIT;
 		return;
 	}
-	switch (c->st) {
-	case S_CONNECTING:
-		if (t != CMC_EVENT_REP_RECEIVED)
-			break;
-		if (c->fate == F_A_DESTROY_REP) {
+	if (c->st == S_CONNECTING && t == CMC_EVENT_REP_RECEIVED) {
+		if (c->fate == F_A_DESTROY_REP)
 			conn_end(c, &act.destroyed);
-			return;
-		}
-		if (!api_ok(c, "rtu", cmc_rtu(c->id, NULL, 0))) {
+		else if (!api_ok(c, "rtu", cmc_rtu(c->id, NULL, 0)))
 			conn_end(c, &act.violations);
-			return;
-		}
-		c->established = true;
-		if (c->fate == F_A_DISC) {
-			if (!api_ok(c, "disconnect",
-				    cmc_disconnect(c->id, NULL, 0))) {
-				conn_end(c, &act.violations);
-				return;
-			}
-			c->st = S_DISCONNECTING;
-		} else {
-			c->st = S_EST;
-		}
+		else
+			conn_up(c, c->fate == F_A_DISC);
 		return;
-	case S_EST:
-		if (t != CMC_EVENT_DREQ_RECEIVED)
-			break;
-		if (!api_ok(c, "disconnect(DREP)",
-			    cmc_disconnect(c->id, NULL, 0))) {
-			conn_end(c, &act.violations);
-			return;
-		}
-		c->st = S_TIMEWAIT;
-		return;
-	case S_DISCONNECTING:
-		if (t == CMC_EVENT_DREQ_RECEIVED)
-			return; /* crossed DREQs: the daemon answers */
-		if (t == CMC_EVENT_DISCONNECT_TIMEOUT) {
-			act.disc_timeout++;
-			if (getenv("RB_VERBOSE"))
-				fprintf(stderr,
-					"A disc timeout conn %u fate %d\n",
-					c->n, c->fate);
-		}
-		if (t == CMC_EVENT_DREP_RECEIVED ||
-		    t == CMC_EVENT_DISCONNECT_TIMEOUT) {
-			c->st = S_TIMEWAIT;
-			return;
-		}
-		if (t == CMC_EVENT_TIMEWAIT_EXIT) {
-			conn_end(c, &act.closed);
-			return;
-		}
-		break;
-	case S_TIMEWAIT:
-		if (t == CMC_EVENT_TIMEWAIT_EXIT) {
-			conn_end(c, &act.closed);
-			return;
-		}
-		break;
-	default:
-		break;
 	}
-	complain(c, "unexpected event", cmc_event_str(t), ev->status);
-	conn_end(c, &act.violations);
+	conn_closing(c, ev);
 }
 
 static void passive_req(struct cmc_event *ev)
@@ -419,69 +419,19 @@ static void passive_event(struct conn *c, struct cmc_event *ev)
 		conn_end(c, &pas.conn_error);
 		return;
 	}
-	switch (c->st) {
-	case S_ACCEPTED:
-		if (t == CMC_EVENT_DREQ_RECEIVED) {
-			/* The RTU was lost and the DREQ came first. */
-			c->established = true;
-			c->st = S_EST;
-			goto dreq;
-		}
-		if (t != CMC_EVENT_ESTABLISHED)
-			break;
+	if (c->st == S_ACCEPTED && t == CMC_EVENT_DREQ_RECEIVED) {
+		/* The RTU was lost and the DREQ came first. */
 		c->established = true;
-		if (c->fate == F_B_DESTROY_EST) {
+		c->st = S_EST;
+	} else if (c->st == S_ACCEPTED && t == CMC_EVENT_ESTABLISHED) {
+		c->established = true;
+		if (c->fate == F_B_DESTROY_EST)
 			conn_end(c, &pas.destroyed);
-			return;
-		}
-		if (c->fate == F_B_DISC) {
-			if (!api_ok(c, "disconnect",
-				    cmc_disconnect(c->id, NULL, 0))) {
-				conn_end(c, &pas.violations);
-				return;
-			}
-			c->st = S_DISCONNECTING;
-		} else {
-			c->st = S_EST;
-		}
+		else
+			conn_up(c, c->fate == F_B_DISC);
 		return;
-	case S_EST:
-		if (t != CMC_EVENT_DREQ_RECEIVED)
-			break;
-dreq:
-		if (!api_ok(c, "disconnect(DREP)",
-			    cmc_disconnect(c->id, NULL, 0))) {
-			conn_end(c, &pas.violations);
-			return;
-		}
-		c->st = S_TIMEWAIT;
-		return;
-	case S_DISCONNECTING:
-		if (t == CMC_EVENT_DREQ_RECEIVED)
-			return;
-		if (t == CMC_EVENT_DISCONNECT_TIMEOUT)
-			pas.disc_timeout++;
-		if (t == CMC_EVENT_DREP_RECEIVED ||
-		    t == CMC_EVENT_DISCONNECT_TIMEOUT) {
-			c->st = S_TIMEWAIT;
-			return;
-		}
-		if (t == CMC_EVENT_TIMEWAIT_EXIT) {
-			conn_end(c, &pas.closed);
-			return;
-		}
-		break;
-	case S_TIMEWAIT:
-		if (t == CMC_EVENT_TIMEWAIT_EXIT) {
-			conn_end(c, &pas.closed);
-			return;
-		}
-		break;
-	default:
-		break;
 	}
-	complain(c, "unexpected event", cmc_event_str(t), ev->status);
-	conn_end(c, &pas.violations);
+	conn_closing(c, ev);
 }
 
 /* Handle every event queued on ch; returns how many. */
@@ -620,11 +570,7 @@ int main(void)
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	rb_fabric_start("rbfault", 8);
-	rb_daemon_start(1, extra);
-	rb_daemon_start(2, extra);
-	ma = rb_open(0, "rb-mon-a");
-	mb = rb_open(1, "rb-mon-b");
+	rb_pair_start("rbfault", 8, extra, extra, &ma, &mb);
 	a = rb_open(0, "rb-active");
 	b = rb_open(1, "rb-passive");
 	mon[0] = ma;
@@ -723,13 +669,10 @@ int main(void)
 		      i + 1, (long)m2[i].heap_kb - (long)m0[i].heap_kb,
 		      peak_kb);
 	}
-	CHECK(rb_daemon_alive(0) && rb_daemon_alive(1), "a daemon died");
 	cmc_destroy_id(listener);
 	cmc_close(a);
 	cmc_close(b);
-	cmc_close(ma);
-	cmc_close(mb);
-	rb_fabric_stop();
+	rb_pair_stop(ma, mb);
 	printf("rb_faults: PASS\n");
 	return 0;
 }

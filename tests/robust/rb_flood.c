@@ -111,44 +111,10 @@ struct flood_result {
 
 /* ---- the flooder (a child process) ------------------------------------ */
 
-static int hub_connect(void)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct sim_hello h;
-	struct sim_hello_ack ack;
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	int sz = 4 << 20;
-
-	CHECK(fd >= 0, "socket");
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", rb_fab.hub_sock);
-	CHECK(connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0,
-	      "connect hub: %s", strerror(errno));
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	memset(&h, 0, sizeof(h));
-	h.hdr.type = SIM_HELLO;
-	h.hdr.version = SIM_PROTO_VERSION;
-	h.node = FLOOD_NODE;
-	h.n_ports = 1;
-	h.port[0].guid = FLOOD_GUID_BASE;
-	h.port[0].lid = RB_NODE_LID(FLOOD_NODE);
-	h.port[0].n_gids = 1;
-	h.port[0].gids[0][0] = 0xfe;
-	h.port[0].gids[0][1] = 0x80;
-	for (int i = 0; i < 8; i++)
-		h.port[0].gids[0][8 + i] =
-			(uint8_t)(FLOOD_GUID_BASE >> (56 - 8 * i));
-	CHECK(send(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h), "hello");
-	CHECK(recv(fd, &ack, sizeof(ack), 0) == (ssize_t)sizeof(ack),
-	      "hello ack");
-	CHECK(ack.status == 0, "hub refused the flooder: %d", ack.status);
-	return fd;
-}
-
 static void flood_req(uint64_t i, struct sim_mad *m)
 {
 	struct cm_msg msg;
 	struct cm_req *r = &msg.req;
-	int rc;
 
 	cm_msg_init(&msg, CM_MSG_REQ, 0x5100000000000000ull | i);
 	r->local_comm_id = (uint32_t)(0x10000000u + i);
@@ -174,14 +140,7 @@ static void flood_req(uint64_t i, struct sim_mad *m)
 	r->primary_local_ack_timeout = 14;
 	snprintf((char *)r->private_data, sizeof(r->private_data), "flood %llu",
 		 (unsigned long long)i);
-	memset(m, 0, sizeof(*m));
-	m->hdr.type = SIM_MAD;
-	m->hdr.version = SIM_PROTO_VERSION;
-	m->port = 0;
-	m->addr.lid = RB_NODE_LID(2);
-	m->addr.qpn = 1;
-	rc = cm_mad_encode(&msg, m->mad);
-	CHECK(rc == 0, "cm_mad_encode: %d", rc);
+	rb_fake_mad(m, &msg, RB_NODE_LID(2));
 }
 
 static void flood_rx(int fd, struct flood_result *res)
@@ -289,7 +248,8 @@ static void flood_wait_cmd(int fd, int in, char want, struct flood_result *res)
 static void flooder(int out, int in, const struct flood_plan *pl)
 {
 	struct flood_result res = { 0 };
-	int fd = hub_connect();
+	/* A deep send buffer: the windows, not the socket, pace the flood. */
+	int fd = rb_fake_node(FLOOD_NODE, FLOOD_GUID_BASE, 4 << 20);
 	double t0 = rb_now_ms(), guard;
 
 	/* Tell the parent we are on the fabric. */
@@ -333,25 +293,13 @@ static void legit_connect(struct cmc_channel *a)
 	struct cmc_conn_param p;
 	int rc;
 
-	memset(&p, 0, sizeof(p));
-	p.service_id = SERVICE_ID;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = RB_NODE_LID(2);
-	p.qp_num = 0x4242;
-	p.start_psn = 1;
-	p.responder_resources = 1;
-	p.initiator_depth = 1;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
 	/*
 	 * B answers a REQ (MRA, REJ or REP) as soon as it reads it, but under
 	 * load that can be a while behind a window of flood REQs: wait 4 s a
 	 * try (2^20 x 4.096 us), so a slow B never makes this side time out
 	 * and try again with a REQ the listener might see twice.
 	 */
-	p.max_cm_retries = 15;
-	p.local_cm_response_timeout = 20;
-	p.remote_cm_response_timeout = 20;
+	rb_conn_param(&p, SERVICE_ID, RB_NODE_LID(2), 0x4242, 1, 1, 20);
 	p.private_data = LEGIT_PD;
 	p.private_data_len = sizeof(LEGIT_PD);
 	rc = cmc_create_id(a, NULL, CMC_QP_RC, &legit.active);
@@ -545,11 +493,7 @@ int main(void)
 	      "RB_FLOOD_COUNT %llu is too small for the three phases",
 	      (unsigned long long)count);
 	snprintf(held_s, sizeof(held_s), "%lu", max_held);
-	rb_fabric_start("rbflood", 3);
-	rb_daemon_start(1, extra);
-	rb_daemon_start(2, extra);
-	ma = rb_open(0, "rb-mon-a");
-	mb = rb_open(1, "rb-mon-b");
+	rb_pair_start("rbflood", 3, extra, extra, &ma, &mb);
 	a = rb_open(0, "rb-legit");
 	b = rb_open(1, "rb-listener");
 	rc = cmc_create_id(b, NULL, CMC_QP_RC, &listener);
@@ -768,13 +712,10 @@ int main(void)
 	/* Timewaits of 2 x 2^8 x 4.096 us; 60 s only guards a hang. */
 	CHECK(rb_wait_drained(mb, 1, 1, 60000), "B keeps state");
 	CHECK(rb_wait_drained(ma, 0, 0, 60000), "A keeps state");
-	CHECK(rb_daemon_alive(0) && rb_daemon_alive(1), "a daemon died");
 	cmc_destroy_id(listener);
 	cmc_close(a);
 	cmc_close(b);
-	cmc_close(ma);
-	cmc_close(mb);
-	rb_fabric_stop();
+	rb_pair_stop(ma, mb);
 	printf("rb_flood: PASS\n");
 	return 0;
 }

@@ -229,6 +229,29 @@ static void id_req(struct cmp_msg *m, enum cmp_type type, uint32_t id)
 	}
 }
 
+/* A CREATE_ID of an RC id, the request most cases bend. */
+static void create_id_msg(struct cmp_msg *m)
+{
+	msg(m, CMP_TYPE_CREATE_ID);
+	m->create_id.qp_type = CMP_QP_TYPE_RC;
+}
+
+/* A new RC id on the raw connection fd; fails the test unless created. */
+static uint32_t raw_create_id(int fd)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	struct cmp_msg m;
+	ssize_t n;
+
+	create_id_msg(&m);
+	raw_req(fd, &m);
+	n = raw_recv(fd, buf, sizeof(buf), REPLY_MS);
+	CHECK(n > 0 && cmp_decode(buf, (size_t)n, &m, NULL) == 0 &&
+		      m.create_id_reply.status == 0,
+	      "CREATE_ID");
+	return m.create_id_reply.id;
+}
+
 static void id_case(int fd, enum cmp_type type, uint32_t id, int status,
 		    const char *what)
 {
@@ -297,17 +320,7 @@ static void victim_setup(void)
 	CHECK(cmc_create_id(vb, NULL, CMC_QP_RC, &vlisten) == 0, "create");
 	CHECK(cmc_listen(vlisten, SID_VICTIM, ~0ull, 4, NULL) == 0, "listen");
 	CHECK(cmc_create_id(va, VICTIM_CTX, CMC_QP_RC, &victim) == 0, "create");
-	memset(&p, 0, sizeof(p));
-	p.service_id = SID_VICTIM;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = RB_NODE_LID(2);
-	p.qp_num = 0x123;
-	p.start_psn = 7;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
-	p.max_cm_retries = 15;
-	p.local_cm_response_timeout = 12;
-	p.remote_cm_response_timeout = 12;
+	rb_conn_param(&p, SID_VICTIM, RB_NODE_LID(2), 0x123, 7, 0, 12);
 	rc = cmc_connect(victim, &p);
 	CHECK(rc == 0, "victim connect: %s", cmc_strerror(rc));
 	rc = cmc_get_event(vb, &ev, 5000);
@@ -367,8 +380,7 @@ static void before_hello(void)
 	int fd = raw_open();
 	struct cmp_msg m;
 
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
+	create_id_msg(&m);
 	expect_reply(fd, CMP_TYPE_CREATE_ID, raw_req(fd, &m), -EPROTO,
 		     "CREATE_ID before HELLO");
 	id_case(fd, CMP_TYPE_QUERY_ID, cmc_id_num(victim), -EPROTO,
@@ -421,8 +433,7 @@ static void versions(void)
 	for (uint16_t v = 0; v < 3; v++) {
 		if (v == CMP_VERSION)
 			continue;
-		msg(&m, CMP_TYPE_CREATE_ID);
-		m.create_id.qp_type = CMP_QP_TYPE_RC;
+		create_id_msg(&m);
 		cmp_encode(&m, buf, sizeof(buf));
 		((struct cmp_hdr *)buf)->version = v;
 		raw_send(fd, buf,
@@ -476,8 +487,7 @@ static void malformed(void)
 	bad++;
 	expect_quiet(fd, "8-byte datagram");
 	/* A header whose length is not the datagram's. */
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
+	create_id_msg(&m);
 	n = cmp_encode(&m, buf, sizeof(buf));
 	h->length = (uint32_t)n + 8;
 	raw_send(fd, buf, (size_t)n);
@@ -532,16 +542,14 @@ static void malformed(void)
 	bad++;
 	expect_reply(fd, CMP_TYPE_LIST, h->seq, -EBADMSG, "LIST of 4096 bytes");
 	/* Reserved bytes set: header, then body. */
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
+	create_id_msg(&m);
 	n = cmp_encode(&m, buf, sizeof(buf));
 	h->rsvd0 = 1;
 	raw_send(fd, buf, (size_t)n);
 	bad++;
 	expect_reply(fd, CMP_TYPE_CREATE_ID, m.hdr.seq, -EBADMSG,
 		     "header reserved set");
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
+	create_id_msg(&m);
 	n = cmp_encode(&m, buf, sizeof(buf));
 	buf[sizeof(*h) + offsetof(struct cmp_create_id, rsvd0) + 3] = 0x80;
 	raw_send(fd, buf, (size_t)n);
@@ -549,8 +557,7 @@ static void malformed(void)
 	expect_reply(fd, CMP_TYPE_CREATE_ID, m.hdr.seq, -EBADMSG,
 		     "body reserved set");
 	/* Values out of range. */
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
+	create_id_msg(&m);
 	n = cmp_encode(&m, buf, sizeof(buf));
 	buf[sizeof(*h) + offsetof(struct cmp_create_id, qp_type)] = 4; /* XRC */
 	raw_send(fd, buf, (size_t)n);
@@ -629,14 +636,7 @@ static void ids(void)
 	raw_send(fd, buf, 24);
 	expect_reply(fd, CMP_TYPE_QUERY_ID, seqno, -EBADMSG, "QUERY_ID id 0");
 	/* An own id in IDLE: calls its state does not allow. */
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
-	raw_req(fd, &m);
-	n = raw_recv(fd, buf, sizeof(buf), REPLY_MS);
-	CHECK(n > 0 && cmp_decode(buf, (size_t)n, &m, NULL) == 0 &&
-		      m.create_id_reply.status == 0,
-	      "CREATE_ID");
-	mine = m.create_id_reply.id;
+	mine = raw_create_id(fd);
 	id_case(fd, CMP_TYPE_ACCEPT, mine, -EINVAL, "IDLE");
 	id_case(fd, CMP_TYPE_RTU, mine, -EINVAL, "IDLE");
 	id_case(fd, CMP_TYPE_DISCONNECT, mine, -EINVAL, "IDLE");
@@ -645,8 +645,7 @@ static void ids(void)
 	id_case(fd, CMP_TYPE_DESTROY_ID, mine, -ENOENT, "destroyed");
 	/* The id limit: MAX_IDS, then -EMFILE. */
 	for (unsigned int i = 0; i <= MAX_IDS; i++) {
-		msg(&m, CMP_TYPE_CREATE_ID);
-		m.create_id.qp_type = CMP_QP_TYPE_RC;
+		create_id_msg(&m);
 		expect_reply(fd, CMP_TYPE_CREATE_ID, raw_req(fd, &m),
 			     i < MAX_IDS ? 0 : -EMFILE,
 			     "CREATE_ID to the limit");
@@ -779,23 +778,14 @@ static void never_reads_events(void)
 	uint64_t base = rb_counter(mon, "clients");
 	uint64_t drops = rb_counter(mon, "clients_dropped");
 	int fd = raw_hello();
-	uint8_t buf[CMP_MSG_MAX];
 	struct cmp_msg m;
 	double end = rb_now_ms() + HOLD_MS;
 	bool closed = false;
 	uint64_t ids_max = 0, ids_now;
-	ssize_t len;
 	uint32_t lid;
 
 	CHECK(ids != NULL, "calloc");
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
-	raw_req(fd, &m);
-	len = raw_recv(fd, buf, sizeof(buf), REPLY_MS);
-	CHECK(len > 0 && cmp_decode(buf, (size_t)len, &m, NULL) == 0 &&
-		      m.create_id_reply.status == 0,
-	      "CREATE_ID");
-	lid = m.create_id_reply.id;
+	lid = raw_create_id(fd);
 	id_req(&m, CMP_TYPE_LISTEN, lid);
 	m.listen.backlog = 10000;
 	m.listen.service_id = SID_NOBODY + 7;
@@ -974,10 +964,8 @@ static void pipelining_misuse(void)
 	uint64_t ids_before = rb_counter(mon, "ids");
 	uint32_t vid = cmc_id_num(victim), mine, seq;
 	unsigned int bad = 0;
-	uint8_t buf[CMP_MSG_MAX];
 	struct cmp_msg m;
 	int fd = raw_open();
-	ssize_t n;
 
 	/* Flags on HELLO: malformed, and a HELLO is never answered then. */
 	msg(&m, CMP_TYPE_HELLO);
@@ -994,8 +982,7 @@ static void pipelining_misuse(void)
 	expect_reply_id(fd, CMP_TYPE_DESTROY_ID, seq, -EBADMSG, vid,
 			"DESTROY_ID with an unknown flag");
 	/* NOREPLY on requests whose reply carries results. */
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
+	create_id_msg(&m);
 	seq = raw_req_patched(fd, &m, set_noreply);
 	bad++;
 	expect_reply(fd, CMP_TYPE_CREATE_ID, seq, -EBADMSG,
@@ -1053,14 +1040,7 @@ static void pipelining_misuse(void)
 
 	/* And a NOREPLY success on an own id is silent: the next datagram
 	 * is the reply of the request after it. */
-	msg(&m, CMP_TYPE_CREATE_ID);
-	m.create_id.qp_type = CMP_QP_TYPE_RC;
-	raw_req(fd, &m);
-	n = raw_recv(fd, buf, sizeof(buf), REPLY_MS);
-	CHECK(n > 0 && cmp_decode(buf, (size_t)n, &m, NULL) == 0 &&
-		      m.create_id_reply.status == 0,
-	      "CREATE_ID");
-	mine = m.create_id_reply.id;
+	mine = raw_create_id(fd);
 	id_req(&m, CMP_TYPE_SET_CONTEXT, mine);
 	raw_req_patched(fd, &m, set_noreply);
 	id_req(&m, CMP_TYPE_DESTROY_ID, mine);
@@ -1350,11 +1330,7 @@ int main(void)
 	snprintf(q, sizeof(q), "%d", MAX_QUEUED);
 	snprintf(ids_s, sizeof(ids_s), "%d", MAX_IDS);
 	snprintf(cl, sizeof(cl), "%d", MAX_CLIENTS);
-	rb_fabric_start("rbhostile", 5);
-	rb_daemon_start(1, extra_a);
-	rb_daemon_start(2, extra_b);
-	mon = rb_open(0, "rb-mon");
-	mon_b = rb_open(1, "rb-mon-b");
+	rb_pair_start("rbhostile", 5, extra_a, extra_b, &mon, &mon_b);
 	victim_setup();
 
 	before_hello();
@@ -1375,13 +1351,10 @@ int main(void)
 	rb_print_counters(mon, "A",
 			  "client,clients,events,ids,records,rej_,"
 			  "req_");
-	CHECK(rb_daemon_alive(0) && rb_daemon_alive(1), "a daemon died");
 	cmc_destroy_id(vlisten);
 	cmc_close(va);
 	cmc_close(vb);
-	cmc_close(mon);
-	cmc_close(mon_b);
-	rb_fabric_stop();
+	rb_pair_stop(mon, mon_b);
 	if (late_failures) {
 		fprintf(stderr,
 			"rb_hostile: %u late check(s) failed (daemon "
