@@ -816,24 +816,28 @@ static int conn_act_establish(struct conn *c, struct conn_ctx *x)
 }
 
 /*
- * eng_port_down(): the port is gone, so the MADs of an open exchange can
- * neither leave nor arrive. Fail the exchange now, as exhausted retries
- * would, but send nothing (no REJ timeout) on the dead port. The kernel's
- * CM gets there through the port's flushed sends (IB_WC_WR_FLUSH_ERR ->
- * the *_ERROR events); the status -ENETDOWN tells the client why.
+ * An open exchange fails with x->err, sending nothing: eng_port_down()
+ * (-ENETDOWN: the port is gone, so its MADs can neither leave nor arrive)
+ * and eng_send_done() with an error (UNREACHABLE: the message this record
+ * waits on never left, its RoCE neighbour unresolved, -EHOSTUNREACH).
+ * Retrying cannot help, so the exchange ends now as exhausted retries
+ * would end it, without the REJ timeout that nothing would carry. The
+ * kernel's CM gets there through the port's flushed sends
+ * (IB_WC_WR_FLUSH_ERR -> the *_ERROR events); its rdma_cm reports the
+ * unresolved neighbour as RDMA_CM_EVENT_UNREACHABLE.
  */
-static int conn_act_port_down_req(struct conn *c, struct conn_ctx *x)
+static int conn_act_fail_req(struct conn *c, struct conn_ctx *x)
 {
 	/*
 	 * Active side. In REQ_SENT/MRA_REQ_RCVD this is the connect's one
 	 * first outcome; in REP_RCVD/MRA_REP_SENT it follows REP_RECEIVED,
 	 * as a REJ_RECEIVED can: the connect has failed after all.
 	 */
-	evq_push(c, ENG_EV_REQ_ERROR, -ENETDOWN, NULL);
+	evq_push(c, ENG_EV_REQ_ERROR, x->err, NULL);
 	return 0;
 }
 
-static int conn_act_port_down_rep(struct conn *c, struct conn_ctx *x)
+static int conn_act_fail_rep(struct conn *c, struct conn_ctx *x)
 {
 	/*
 	 * Passive side, REQ_RCVD/MRA_REQ_SENT: the client has not answered.
@@ -842,11 +846,11 @@ static int conn_act_port_down_rep(struct conn *c, struct conn_ctx *x)
 	 * Should the port come back in time, the peer's next REQ retry is a
 	 * new request.
 	 */
-	evq_push(c, ENG_EV_REP_ERROR, -ENETDOWN, NULL);
+	evq_push(c, ENG_EV_REP_ERROR, x->err, NULL);
 	return 0;
 }
 
-static int conn_act_port_down_rep_sent(struct conn *c, struct conn_ctx *x)
+static int conn_act_fail_rep_sent(struct conn *c, struct conn_ctx *x)
 {
 	/*
 	 * Passive side, REP_SENT/MRA_REP_RCVD: timewait, as after the REP's
@@ -856,23 +860,23 @@ static int conn_act_port_down_rep_sent(struct conn *c, struct conn_ctx *x)
 	 * REJ) rather than stay established alone.
 	 */
 	conn_build_rej(c, &c->last, CM_REJ_TIMEOUT, conn_rej_ref(c->state));
-	evq_push(c, ENG_EV_REP_ERROR, -ENETDOWN, NULL);
+	evq_push(c, ENG_EV_REP_ERROR, x->err, NULL);
 	return 0;
 }
 
-static int conn_act_port_down_dreq(struct conn *c, struct conn_ctx *x)
+static int conn_act_fail_dreq(struct conn *c, struct conn_ctx *x)
 {
 	/*
 	 * The DREP cannot come back: timewait now rather than after the last
 	 * retry. A destroyed record's tail ends the same way, silently.
 	 */
-	evq_push(c, ENG_EV_DREQ_ERROR, -ENETDOWN, NULL);
+	evq_push(c, ENG_EV_DREQ_ERROR, x->err, NULL);
 	return 0;
 }
 
-static int conn_act_port_down_sidr(struct conn *c, struct conn_ctx *x)
+static int conn_act_fail_sidr(struct conn *c, struct conn_ctx *x)
 {
-	evq_push(c, ENG_EV_SIDR_REQ_ERROR, -ENETDOWN, NULL);
+	evq_push(c, ENG_EV_SIDR_REQ_ERROR, x->err, NULL);
 	return 0;
 }
 
@@ -909,44 +913,6 @@ static int conn_act_port_down_est(struct conn *c, struct conn_ctx *x)
 static int conn_act_device_gone(struct conn *c, struct conn_ctx *x)
 {
 	evq_push(c, ENG_EV_DEVICE_REMOVAL, -ENODEV, NULL);
-	return 0;
-}
-
-/*
- * eng_send_done() with an error: the message this record waits on never
- * left (its destination's neighbour could not be resolved: -EHOSTUNREACH).
- * Retrying cannot help before the destination answers ARP/ND, so fail the
- * exchange now with that status, as a dead port fails every record on it
- * (conn_act_port_down_*), and send nothing: nothing reaches that peer.
- * The kernel's rdma_cm reports the same case as RDMA_CM_EVENT_UNREACHABLE.
- */
-static int conn_act_unreachable_req(struct conn *c, struct conn_ctx *x)
-{
-	c->eng->cnt.unreachable++;
-	evq_push(c, ENG_EV_REQ_ERROR, x->err, NULL);
-	return 0;
-}
-
-static int conn_act_unreachable_rep(struct conn *c, struct conn_ctx *x)
-{
-	/* Timewait with a REJ kept, not sent: see port_down_rep_sent. */
-	c->eng->cnt.unreachable++;
-	conn_build_rej(c, &c->last, CM_REJ_TIMEOUT, conn_rej_ref(c->state));
-	evq_push(c, ENG_EV_REP_ERROR, x->err, NULL);
-	return 0;
-}
-
-static int conn_act_unreachable_dreq(struct conn *c, struct conn_ctx *x)
-{
-	c->eng->cnt.unreachable++;
-	evq_push(c, ENG_EV_DREQ_ERROR, x->err, NULL);
-	return 0;
-}
-
-static int conn_act_unreachable_sidr(struct conn *c, struct conn_ctx *x)
-{
-	c->eng->cnt.unreachable++;
-	evq_push(c, ENG_EV_SIDR_REQ_ERROR, x->err, NULL);
 	return 0;
 }
 
@@ -1115,8 +1081,8 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, req_timeout),
-		E(PORT_DOWN) = GO(IDLE, port_down_req),
-		E(UNREACHABLE) = GO(IDLE, unreachable_req),
+		E(PORT_DOWN) = GO(IDLE, fail_req),
+		E(UNREACHABLE) = GO(IDLE, fail_req),
 		E(API_DESTROY) = GO(IDLE, destroy_req_sent),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
@@ -1128,8 +1094,8 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, req_timeout),
-		E(PORT_DOWN) = GO(IDLE, port_down_req),
-		E(UNREACHABLE) = GO(IDLE, unreachable_req),
+		E(PORT_DOWN) = GO(IDLE, fail_req),
+		E(UNREACHABLE) = GO(IDLE, fail_req),
 		E(API_DESTROY) = GO(IDLE, destroy_req_sent),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
@@ -1142,7 +1108,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ) = GO(IDLE, rej),
 		E(RX_REJ_STALE) = GO(IDLE, rej),
 		E(STALE) = STAY(stale_ignore),
-		E(PORT_DOWN) = GO(IDLE, port_down_rep),
+		E(PORT_DOWN) = GO(IDLE, fail_rep),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
@@ -1154,7 +1120,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ) = GO(IDLE, rej),
 		E(RX_REJ_STALE) = GO(IDLE, rej),
 		E(STALE) = STAY(stale_ignore),
-		E(PORT_DOWN) = GO(IDLE, port_down_rep),
+		E(PORT_DOWN) = GO(IDLE, fail_rep),
 		E(LISTENER_GONE) = GO(IDLE, listener_gone),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
@@ -1170,8 +1136,8 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, rep_timeout),
 		E(API_ESTABLISH) = GO(ESTABLISHED, establish),
-		E(PORT_DOWN) = GO(TIMEWAIT, port_down_rep_sent),
-		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_rep),
+		E(PORT_DOWN) = GO(TIMEWAIT, fail_rep_sent),
+		E(UNREACHABLE) = GO(TIMEWAIT, fail_rep_sent),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_rej),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
@@ -1186,8 +1152,8 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, rep_timeout),
 		E(API_ESTABLISH) = GO(ESTABLISHED, establish),
-		E(PORT_DOWN) = GO(TIMEWAIT, port_down_rep_sent),
-		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_rep),
+		E(PORT_DOWN) = GO(TIMEWAIT, fail_rep_sent),
+		E(UNREACHABLE) = GO(TIMEWAIT, fail_rep_sent),
 		E(API_DESTROY) = GO(TIMEWAIT, destroy_rej),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
@@ -1200,7 +1166,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ) = GO(TIMEWAIT, rej),
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(STALE) = STAY(stale_ignore),
-		E(PORT_DOWN) = GO(IDLE, port_down_req),
+		E(PORT_DOWN) = GO(IDLE, fail_req),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
@@ -1212,7 +1178,7 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_REJ) = GO(TIMEWAIT, rej),
 		E(RX_REJ_STALE) = GO(TIMEWAIT, rej),
 		E(STALE) = STAY(stale_ignore),
-		E(PORT_DOWN) = GO(IDLE, port_down_req),
+		E(PORT_DOWN) = GO(IDLE, fail_req),
 		E(API_DESTROY) = GO(IDLE, destroy_rej),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
@@ -1250,8 +1216,8 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(STALE) = STAY(stale_ignore),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(TIMEWAIT, dreq_timeout),
-		E(PORT_DOWN) = GO(TIMEWAIT, port_down_dreq),
-		E(UNREACHABLE) = GO(TIMEWAIT, unreachable_dreq),
+		E(PORT_DOWN) = GO(TIMEWAIT, fail_dreq),
+		E(UNREACHABLE) = GO(TIMEWAIT, fail_dreq),
 		E(API_DESTROY) = STAY(destroy),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},
@@ -1285,8 +1251,8 @@ static const struct conn_cell conn_table[ENG_STATE__COUNT][CONN_EV__COUNT] = {
 		E(RX_SIDR_REP) = GO(IDLE, sidr_rep_rcvd),
 		E(TIMEOUT) = STAY(resend),
 		E(TIMEOUT_LAST) = GO(IDLE, sidr_timeout),
-		E(PORT_DOWN) = GO(IDLE, port_down_sidr),
-		E(UNREACHABLE) = GO(IDLE, unreachable_sidr),
+		E(PORT_DOWN) = GO(IDLE, fail_sidr),
+		E(UNREACHABLE) = GO(IDLE, fail_sidr),
 		E(API_DESTROY) = GO(IDLE, destroy),
 		E(DEVICE_GONE) = GO(IDLE, device_gone),
 	},

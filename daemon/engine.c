@@ -78,7 +78,8 @@ static int eng_port_pass(struct eng *eng, uint16_t port, enum conn_event ev,
 	int told = 0;
 
 	for (c = LIST_FIRST(&eng->all); c; c = next) {
-		struct conn_ctx x = { .now = now };
+		/* PORT_DOWN fails open exchanges with it (conn_act_fail_*). */
+		struct conn_ctx x = { .now = now, .err = -ENETDOWN };
 		bool tells = !c->destroyed && !c->held;
 
 		next = LIST_NEXT(c, all_link);
@@ -200,7 +201,8 @@ void eng_send_done(struct eng *eng, uint16_t port, const struct cm_msg *msg,
 			timer_arm(c, CONN_TIMER_RETRANSMIT, now + c->rtx_ns);
 		return;
 	}
-	conn_event(c, CONN_EV_UNREACHABLE, &x);
+	if (conn_event(c, CONN_EV_UNREACHABLE, &x) == 0)
+		eng->cnt.unreachable++;
 }
 
 void eng_recv(struct eng *eng, const struct eng_addr *from,
@@ -378,36 +380,24 @@ int eng_listen(struct eng *eng, uint32_t id, uint64_t service_id, uint64_t mask,
 	return eng_call(eng, id, CONN_EV_API_LISTEN, &x);
 }
 
-int eng_connect(struct eng *eng, uint32_t id, struct eng_connect_param *p,
-		uint64_t now)
-{
-	struct conn_ctx x = { .now = now, .connect = p };
+/*
+ * The API calls whose one argument the table's action takes as it is:
+ * each is one CONN_EV_API_* event with that argument in the context.
+ */
+#define ENG_API_CALL(name, EV, type, member)                                   \
+	int eng_##name(struct eng *eng, uint32_t id, type arg, uint64_t now)   \
+	{                                                                      \
+		struct conn_ctx x = { .now = now, .member = arg };             \
+                                                                               \
+		return eng_call(eng, id, CONN_EV_API_##EV, &x);                \
+	}
 
-	return eng_call(eng, id, CONN_EV_API_CONNECT, &x);
-}
-
-int eng_accept(struct eng *eng, uint32_t id, struct cm_rep *rep, uint64_t now)
-{
-	struct conn_ctx x = { .now = now, .rep = rep };
-
-	return eng_call(eng, id, CONN_EV_API_ACCEPT, &x);
-}
-
-int eng_reject(struct eng *eng, uint32_t id, const struct cm_rej *rej,
-	       uint64_t now)
-{
-	struct conn_ctx x = { .now = now, .rej = rej };
-
-	return eng_call(eng, id, CONN_EV_API_REJECT, &x);
-}
-
-int eng_rtu(struct eng *eng, uint32_t id, const struct cm_rtu *rtu,
-	    uint64_t now)
-{
-	struct conn_ctx x = { .now = now, .rtu = rtu };
-
-	return eng_call(eng, id, CONN_EV_API_RTU, &x);
-}
+ENG_API_CALL(connect, CONNECT, struct eng_connect_param *, connect)
+ENG_API_CALL(accept, ACCEPT, struct cm_rep *, rep)
+ENG_API_CALL(reject, REJECT, const struct cm_rej *, rej)
+ENG_API_CALL(rtu, RTU, const struct cm_rtu *, rtu)
+ENG_API_CALL(lap, LAP, const struct cm_lap *, lap)
+ENG_API_CALL(sidr_req, SIDR_REQ, const struct eng_sidr_param *, sidr)
 
 int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout,
 	    const uint8_t *pd, size_t pd_len, uint64_t now)
@@ -436,14 +426,6 @@ int eng_disconnect(struct eng *eng, uint32_t id, const uint8_t *pd,
 	return eng_call(eng, id, CONN_EV_API_DISCONNECT, &x);
 }
 
-int eng_lap(struct eng *eng, uint32_t id, const struct cm_lap *lap,
-	    uint64_t now)
-{
-	struct conn_ctx x = { .now = now, .lap = lap };
-
-	return eng_call(eng, id, CONN_EV_API_LAP, &x);
-}
-
 int eng_apr(struct eng *eng, uint32_t id, uint8_t status, const uint8_t *info,
 	    size_t info_len, const uint8_t *pd, size_t pd_len, uint64_t now)
 {
@@ -459,14 +441,6 @@ int eng_apr(struct eng *eng, uint32_t id, uint8_t status, const uint8_t *info,
 	    pd_len > CM_APR_PRIVATE_DATA_SIZE)
 		return -EINVAL;
 	return eng_call(eng, id, CONN_EV_API_APR, &x);
-}
-
-int eng_sidr_req(struct eng *eng, uint32_t id, const struct eng_sidr_param *p,
-		 uint64_t now)
-{
-	struct conn_ctx x = { .now = now, .sidr = p };
-
-	return eng_call(eng, id, CONN_EV_API_SIDR_REQ, &x);
 }
 
 int eng_sidr_rep(struct eng *eng, uint32_t id, const struct cm_sidr_rep *rep,

@@ -10,6 +10,23 @@
 #include "path.h"
 #include "xlate.h"
 
+/* A message's private data, all of it: the CM does not say how much of
+ * it the sender used. */
+#define PD_IN(body, src)                                                       \
+	do {                                                                   \
+		_Static_assert(sizeof((body).private_data) >= sizeof(src),     \
+			       "room for the private data");                   \
+		(body).private_data_len = (uint8_t)sizeof(src);                \
+		memcpy((body).private_data, (src), sizeof(src));               \
+	} while (0)
+
+/* PORT_ERROR and DEVICE_REMOVAL name the port of the id's path. */
+static void port_of(const struct cmp_path *told, struct cmp_ev_port *b)
+{
+	b->port_num = told->port_num;
+	memcpy(b->dev_name, told->dev_name, sizeof(b->dev_name));
+}
+
 /* Which of our messages a CONNECT_ERROR is about. */
 static enum cmp_cm_msg cm_msg_ref(enum eng_event_type t)
 {
@@ -48,9 +65,7 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		b->retry_count = m->req.retry_count;
 		b->rnr_retry_count = m->req.rnr_retry_count;
 		b->srq = m->req.srq;
-		b->private_data_len = CM_REQ_PRIVATE_DATA_SIZE;
-		memcpy(b->private_data, m->req.private_data,
-		       CM_REQ_PRIVATE_DATA_SIZE);
+		PD_IN(*b, m->req.private_data);
 		path_from_req(x, &ev->addr, &m->req, &b->path);
 		return CMP_EVENT_REQ_RECEIVED;
 	}
@@ -69,9 +84,7 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		b->flow_control = m->rep.flow_control;
 		b->rnr_retry_count = m->rep.rnr_retry_count;
 		b->srq = m->rep.srq;
-		b->private_data_len = CM_REP_PRIVATE_DATA_SIZE;
-		memcpy(b->private_data, m->rep.private_data,
-		       CM_REP_PRIVATE_DATA_SIZE);
+		PD_IN(*b, m->rep.private_data);
 		/* The QP's ACK timeout covers the peer's ACK delay too. */
 		b->path = *told;
 		b->path.local_ack_timeout = path_ack_timeout(
@@ -80,19 +93,14 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 	}
 	case ENG_EV_RTU_RECEIVED:
 		if (ev->has_msg) {
-			e->established.private_data_len =
-				CM_RTU_PRIVATE_DATA_SIZE;
-			memcpy(e->established.private_data, m->rtu.private_data,
-			       CM_RTU_PRIVATE_DATA_SIZE);
+			PD_IN(e->established, m->rtu.private_data);
 		}
 		return CMP_EVENT_ESTABLISHED;
 	case ENG_EV_REJ_RECEIVED:
 		e->rej_received.reason = m->rej.reason;
 		e->rej_received.ari_len = m->rej.ari_length;
 		memcpy(e->rej_received.ari, m->rej.ari, m->rej.ari_length);
-		e->rej_received.private_data_len = CM_REJ_PRIVATE_DATA_SIZE;
-		memcpy(e->rej_received.private_data, m->rej.private_data,
-		       CM_REJ_PRIVATE_DATA_SIZE);
+		PD_IN(e->rej_received, m->rej.private_data);
 		return CMP_EVENT_REJ_RECEIVED;
 	case ENG_EV_REQ_ERROR:
 	case ENG_EV_REP_ERROR:
@@ -103,20 +111,14 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		return CMP_EVENT_CONNECT_ERROR;
 	case ENG_EV_DREQ_RECEIVED:
 		if (ev->has_msg) {
-			e->dreq_received.private_data_len =
-				CM_DREQ_PRIVATE_DATA_SIZE;
-			memcpy(e->dreq_received.private_data,
-			       m->dreq.private_data, CM_DREQ_PRIVATE_DATA_SIZE);
+			PD_IN(e->dreq_received, m->dreq.private_data);
 		}
 		return CMP_EVENT_DREQ_RECEIVED;
 	case ENG_EV_DREQ_ERROR:
 		return CMP_EVENT_DISCONNECT_TIMEOUT;
 	case ENG_EV_DREP_RECEIVED:
 		if (ev->has_msg && m->type == CM_MSG_DREP) {
-			e->drep_received.private_data_len =
-				CM_DREP_PRIVATE_DATA_SIZE;
-			memcpy(e->drep_received.private_data,
-			       m->drep.private_data, CM_DREP_PRIVATE_DATA_SIZE);
+			PD_IN(e->drep_received, m->drep.private_data);
 		}
 		return CMP_EVENT_DREP_RECEIVED;
 	case ENG_EV_TIMEWAIT_EXIT:
@@ -134,9 +136,7 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		p->packet_rate = m->lap.alt_packet_rate;
 		p->sl = m->lap.alt_sl;
 		p->local_ack_timeout = m->lap.alt_local_ack_timeout;
-		e->lap_received.private_data_len = CM_LAP_PRIVATE_DATA_SIZE;
-		memcpy(e->lap_received.private_data, m->lap.private_data,
-		       CM_LAP_PRIVATE_DATA_SIZE);
+		PD_IN(e->lap_received, m->lap.private_data);
 		return CMP_EVENT_LAP_RECEIVED;
 	}
 	case ENG_EV_LAP_ERROR:
@@ -145,26 +145,20 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		return CMP_EVENT_APR_RECEIVED;
 	case ENG_EV_PORT_ERROR:
 		/* The connection stays; its port is gone (-ENETDOWN). */
-		e->port.port_num = told->port_num;
-		memcpy(e->port.dev_name, told->dev_name,
-		       sizeof(e->port.dev_name));
+		port_of(told, &e->port);
 		return CMP_EVENT_PORT_ERROR;
 	case ENG_EV_APR_RECEIVED:
 		e->apr_received.ap_status = m->apr.status;
 		e->apr_received.info_len = m->apr.info_length;
 		memcpy(e->apr_received.info, m->apr.info, m->apr.info_length);
-		e->apr_received.private_data_len = CM_APR_PRIVATE_DATA_SIZE;
-		memcpy(e->apr_received.private_data, m->apr.private_data,
-		       CM_APR_PRIVATE_DATA_SIZE);
+		PD_IN(e->apr_received, m->apr.private_data);
 		return CMP_EVENT_APR_RECEIVED;
 	case ENG_EV_SIDR_REQ_RECEIVED: {
 		struct cmp_ev_sidr_req *b = &e->sidr_req_received;
 
 		b->listen_id = ev->listen_id;
 		b->service_id = m->sidr_req.service_id;
-		b->private_data_len = CM_SIDR_REQ_PRIVATE_DATA_SIZE;
-		memcpy(b->private_data, m->sidr_req.private_data,
-		       CM_SIDR_REQ_PRIVATE_DATA_SIZE);
+		PD_IN(*b, m->sidr_req.private_data);
 		path_from_addr(x, &ev->addr, m->sidr_req.pkey, &b->path);
 		return CMP_EVENT_SIDR_REQ_RECEIVED;
 	}
@@ -174,17 +168,13 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		b->qpn = m->sidr_rep.qpn;
 		b->qkey = m->sidr_rep.qkey;
 		b->status = m->sidr_rep.status;
-		b->private_data_len = CM_SIDR_REP_PRIVATE_DATA_SIZE;
-		memcpy(b->private_data, m->sidr_rep.private_data,
-		       CM_SIDR_REP_PRIVATE_DATA_SIZE);
+		PD_IN(*b, m->sidr_rep.private_data);
 		b->path = *told;
 		return CMP_EVENT_SIDR_REP_RECEIVED;
 	}
 	case ENG_EV_DEVICE_REMOVAL:
 		/* The id's device is gone (-ENODEV): it can only be destroyed. */
-		e->port.port_num = told->port_num;
-		memcpy(e->port.dev_name, told->dev_name,
-		       sizeof(e->port.dev_name));
+		port_of(told, &e->port);
 		return CMP_EVENT_DEVICE_REMOVAL;
 	case ENG_EV_MRA_RECEIVED:
 		e->mra_received.service_timeout = m->mra.service_timeout;

@@ -16,58 +16,58 @@
 #include "path.h"
 #include "xlate.h"
 
-/* Port 1: IB, mlx5_0 port 1, LID 0x11. Port 2: RoCE, rxe0 port 1. */
-static struct xport_port ports[2];
-static struct xport fab = { .first_index = 1, .n_ports = 2, .ports = ports };
+#define GID_IB                                                                 \
+	{                                                                      \
+		0xfe, 0x80, [8] = 0x02, [15] = 0x11                            \
+	}
+#define GID_V4                                                                 \
+	{                                                                      \
+		[10] = 0xff, [11] = 0xff, 192, 0, 2, 1                         \
+	} /* ::ffff:192.0.2.1 */
 
-static const uint8_t gid_ib[CM_GID_SIZE] = { 0xfe,
-					     0x80, [8] = 0x02, [15] = 0x11 };
+static const uint8_t gid_ib[CM_GID_SIZE] = GID_IB;
 static const uint8_t gid_peer_ib[CM_GID_SIZE] = {
 	0xfe, 0x80, [8] = 0x02, [15] = 0x22
 };
-/* ::ffff:192.0.2.1 and the peer's ::ffff:192.0.2.2 */
-static const uint8_t gid_v4[CM_GID_SIZE] = { [10] = 0xff, [11] = 0xff, 192,
-					     0,		  2,	       1 };
+static const uint8_t gid_v4[CM_GID_SIZE] = GID_V4;
+/* ::ffff:192.0.2.2 */
 static const uint8_t gid_peer_v4[CM_GID_SIZE] = { [10] = 0xff, [11] = 0xff, 192,
 						  0,	       2,	    2 };
 
-static int setup_ports(void **state)
-{
-	struct xport_port *ib = &ports[0], *roce = &ports[1];
-
-	(void)state;
-	memset(ports, 0, sizeof(ports));
-	strcpy(ib->dev, "mlx5_0");
-	ib->port_num = 1;
-	ib->index = 1;
-	ib->up = true;
-	ib->lid = 0x11;
-	ib->state = XPORT_PORT_ACTIVE;
-	ib->active_mtu = 4096;
-	ib->link = XPORT_LINK_IB;
-	ib->pkey_tbl_len = 2;
-	ib->pkeys[0] = 0xffff;
-	ib->pkeys[1] = 0x8001;
-	ib->n_gids = 1;
-	memcpy(ib->gids[0].raw, gid_ib, CM_GID_SIZE);
-	strcpy(roce->dev, "rxe0");
-	roce->port_num = 1;
-	roce->index = 2;
-	roce->up = true;
-	roce->state = XPORT_PORT_ACTIVE;
-	roce->active_mtu = 1024;
-	roce->link = XPORT_LINK_ROCE;
-	roce->pkey_tbl_len = 1;
-	roce->pkeys[0] = 0xffff;
-	roce->n_gids = 2;
-	roce->gids[0].index = 0;
-	roce->gids[0].raw[0] = 0xfe;
-	roce->gids[0].raw[1] = 0x80;
-	roce->gids[1].index = 1;
-	roce->gids[1].type = XPORT_GID_ROCE_V2;
-	memcpy(roce->gids[1].raw, gid_v4, CM_GID_SIZE);
-	return 0;
-}
+/* Port 1: IB, mlx5_0 port 1, LID 0x11. Port 2: RoCE, rxe0 port 1. */
+static struct xport_port ports[2] = {
+	{
+		.dev = "mlx5_0",
+		.port_num = 1,
+		.index = 1,
+		.up = true,
+		.lid = 0x11,
+		.state = XPORT_PORT_ACTIVE,
+		.active_mtu = 4096,
+		.link = XPORT_LINK_IB,
+		.pkey_tbl_len = 2,
+		.pkeys = { 0xffff, 0x8001 },
+		.n_gids = 1,
+		.gids = { { .raw = GID_IB } },
+	},
+	{
+		.dev = "rxe0",
+		.port_num = 1,
+		.index = 2,
+		.up = true,
+		.state = XPORT_PORT_ACTIVE,
+		.active_mtu = 1024,
+		.link = XPORT_LINK_ROCE,
+		.pkey_tbl_len = 1,
+		.pkeys = { 0xffff },
+		.n_gids = 2,
+		.gids = { { .raw = { 0xfe, 0x80 }, .index = 0 },
+			  { .raw = GID_V4,
+			    .index = 1,
+			    .type = XPORT_GID_ROCE_V2 } },
+	},
+};
+static struct xport fab = { .first_index = 1, .n_ports = 2, .ports = ports };
 
 static void fill(uint8_t *p, size_t n, uint8_t first)
 {
@@ -154,69 +154,95 @@ static void req_msg(struct cm_msg *m)
 	fill(q->private_data, sizeof(q->private_data), 0x40);
 }
 
+/* What both REQs become, but for the QP type and the path. */
+static struct cmp_event want_req(uint8_t qp_type, struct cmp_path path)
+{
+	struct cmp_event w =
+		want_of(CMP_EVENT_REQ_RECEIVED, CMP_STATE_REQ_RCVD);
+
+	w.req_received = (struct cmp_ev_req){
+		.listen_id = 5,
+		.remote_comm_id = 0x11223344,
+		.remote_qpn = 0x000abc,
+		.start_psn = 0x123456,
+		.service_id = 0x0000000001060000ULL | 4791,
+		.remote_ca_guid = 0x0002c90300a1b2c3ULL,
+		.qp_type = qp_type,
+		/* As the requester offered them; the id's own view is
+		 * the engine's (eng_id_info), swapped. */
+		.responder_resources = 4,
+		.initiator_depth = 2,
+		.flow_control = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 6,
+		.srq = 1,
+		.private_data_len = CM_REQ_PRIVATE_DATA_SIZE,
+		.path = path,
+	};
+	fill(w.req_received.private_data, CM_REQ_PRIVATE_DATA_SIZE, 0x40);
+	return w;
+}
+
 static void test_req_received_ib(void **state)
 {
 	struct eng_event ev = event(ENG_EV_REQ_RECEIVED, ENG_STATE_REQ_RCVD);
-	struct cmp_event w =
-		want_of(CMP_EVENT_REQ_RECEIVED, CMP_STATE_REQ_RCVD);
-	struct cmp_ev_req *b = &w.req_received;
-	struct cmp_path none;
+	/* The path from this side: the REQ's local fields are our remote. */
+	struct cmp_event w = want_req(
+		CMP_QP_TYPE_UC, (struct cmp_path){
+					.flow_label = 0xabcde,
+					.local_lid = 0x11, /* the port's */
+					.remote_lid = 0x22,
+					.pkey = 0x8001,
+					.pkey_index = 1,
+					.port_num = 1,
+					.mtu = 5,
+					.sl = 3,
+					.traffic_class = 0x20,
+					.hop_limit = 1,
+					.packet_rate = 16,
+					.local_ack_timeout = 15,
+					.packet_life_time = 14,
+					.dev_name = "mlx5_0",
+				});
+	struct cmp_path none = { 0 };
 
 	(void)state;
-	memset(&none, 0, sizeof(none));
+	memcpy(w.req_received.path.local_gid, gid_ib, CM_GID_SIZE);
+	memcpy(w.req_received.path.remote_gid, gid_peer_ib, CM_GID_SIZE);
 	ev.listen_id = 5;
 	ev.addr.port = 1;
 	ev.addr.lid = 0x22;
 	ev.has_msg = true;
 	req_msg(&ev.msg);
-	b->listen_id = 5;
-	b->remote_comm_id = 0x11223344;
-	b->remote_qpn = 0x000abc;
-	b->start_psn = 0x123456;
-	b->service_id = 0x0000000001060000ULL | 4791;
-	b->remote_ca_guid = 0x0002c90300a1b2c3ULL;
-	b->qp_type = CMP_QP_TYPE_UC;
-	/* As the requester offered them; the id's own view is the engine's
-	 * (eng_id_info), swapped. */
-	b->responder_resources = 4;
-	b->initiator_depth = 2;
-	b->flow_control = 1;
-	b->retry_count = 7;
-	b->rnr_retry_count = 6;
-	b->srq = 1;
-	b->private_data_len = CM_REQ_PRIVATE_DATA_SIZE;
-	fill(b->private_data, CM_REQ_PRIVATE_DATA_SIZE, 0x40);
-	/* The path from this side: the REQ's local fields are our remote. */
-	b->path.flow_label = 0xabcde;
-	b->path.local_lid = 0x11; /* the port's */
-	b->path.remote_lid = 0x22;
-	b->path.pkey = 0x8001;
-	b->path.pkey_index = 1;
-	b->path.port_num = 1;
-	b->path.mtu = 5;
-	b->path.sl = 3;
-	b->path.traffic_class = 0x20;
-	b->path.hop_limit = 1;
-	b->path.packet_rate = 16;
-	b->path.local_ack_timeout = 15;
-	b->path.packet_life_time = 14;
-	memcpy(b->path.local_gid, gid_ib, CM_GID_SIZE);
-	memcpy(b->path.remote_gid, gid_peer_ib, CM_GID_SIZE);
-	strcpy(b->path.dev_name, "mlx5_0");
 	check(&ev, &none, &w);
 }
 
 static void test_req_received_roce(void **state)
 {
 	struct eng_event ev = event(ENG_EV_REQ_RECEIVED, ENG_STATE_REQ_RCVD);
+	/* RoCE: a GRH, no LIDs, the source GID's index in our table. */
 	struct cmp_event w =
-		want_of(CMP_EVENT_REQ_RECEIVED, CMP_STATE_REQ_RCVD);
-	struct cmp_ev_req *b = &w.req_received;
+		want_req(CMP_QP_TYPE_RC, (struct cmp_path){
+						 .flow_label = 0xabcde,
+						 .pkey = 0xffff,
+						 .port_num = 1,
+						 .mtu = 3,
+						 .sl = 3,
+						 .traffic_class = 0x20,
+						 .hop_limit = 64,
+						 .packet_rate = 16,
+						 .local_ack_timeout = 15,
+						 .packet_life_time = 14,
+						 .sgid_index = 1,
+						 .grh = 1,
+						 .dev_name = "rxe0",
+					 });
 	struct cm_req *q = &ev.msg.req;
-	struct cmp_path none;
+	struct cmp_path none = { 0 };
 
 	(void)state;
-	memset(&none, 0, sizeof(none));
+	memcpy(w.req_received.path.local_gid, gid_v4, CM_GID_SIZE);
+	memcpy(w.req_received.path.remote_gid, gid_peer_v4, CM_GID_SIZE);
 	ev.listen_id = 5;
 	ev.addr.port = 2;
 	ev.addr.grh = true;
@@ -231,57 +257,26 @@ static void test_req_received_roce(void **state)
 	q->primary_local_lid = 0xffff; /* RoCE: permissive LIDs */
 	q->primary_remote_lid = 0xffff;
 	q->primary_hop_limit = 64;
-	b->listen_id = 5;
-	b->remote_comm_id = 0x11223344;
-	b->remote_qpn = 0x000abc;
-	b->start_psn = 0x123456;
-	b->service_id = q->service_id;
-	b->remote_ca_guid = q->local_ca_guid;
-	b->qp_type = CMP_QP_TYPE_RC;
-	b->responder_resources = 4;
-	b->initiator_depth = 2;
-	b->flow_control = 1;
-	b->retry_count = 7;
-	b->rnr_retry_count = 6;
-	b->srq = 1;
-	b->private_data_len = CM_REQ_PRIVATE_DATA_SIZE;
-	fill(b->private_data, CM_REQ_PRIVATE_DATA_SIZE, 0x40);
-	/* RoCE: a GRH, no LIDs, the source GID's index in our table. */
-	b->path.flow_label = 0xabcde;
-	b->path.pkey = 0xffff;
-	b->path.port_num = 1;
-	b->path.mtu = 3;
-	b->path.sl = 3;
-	b->path.traffic_class = 0x20;
-	b->path.hop_limit = 64;
-	b->path.packet_rate = 16;
-	b->path.local_ack_timeout = 15;
-	b->path.packet_life_time = 14;
-	b->path.sgid_index = 1;
-	b->path.grh = 1;
-	memcpy(b->path.local_gid, gid_v4, CM_GID_SIZE);
-	memcpy(b->path.remote_gid, gid_peer_v4, CM_GID_SIZE);
-	strcpy(b->path.dev_name, "rxe0");
 	check(&ev, &none, &w);
 }
 
 /* The path CONNECT resolved, as the active id was told it. */
 static struct cmp_path told_ib(void)
 {
-	struct cmp_path p;
+	struct cmp_path p = {
+		.local_lid = 0x11,
+		.remote_lid = 0x22,
+		.pkey = 0xffff,
+		.port_num = 1,
+		.mtu = 5,
+		.sl = 3,
+		.local_ack_timeout = 15,
+		.packet_life_time = 14,
+		.dev_name = "mlx5_0",
+	};
 
-	memset(&p, 0, sizeof(p));
-	p.local_lid = 0x11;
-	p.remote_lid = 0x22;
-	p.pkey = 0xffff;
-	p.port_num = 1;
-	p.mtu = 5;
-	p.sl = 3;
-	p.local_ack_timeout = 15;
-	p.packet_life_time = 14;
 	memcpy(p.local_gid, gid_ib, CM_GID_SIZE);
 	memcpy(p.remote_gid, gid_peer_ib, CM_GID_SIZE);
-	strcpy(p.dev_name, "mlx5_0");
 	return p;
 }
 
@@ -438,16 +433,18 @@ static void test_lap_received(void **state)
 	l->alt_sl = 4;
 	l->alt_local_ack_timeout = 18;
 	fill(l->private_data, sizeof(l->private_data), 0x60);
-	p->local_lid = 0x44;
-	p->remote_lid = 0x33;
+	*p = (struct cmp_path){
+		.local_lid = 0x44,
+		.remote_lid = 0x33,
+		.flow_label = 0x12345,
+		.traffic_class = 7,
+		.hop_limit = 2,
+		.packet_rate = 3,
+		.sl = 4,
+		.local_ack_timeout = 18,
+	};
 	memcpy(p->local_gid, gid_ib, CM_GID_SIZE);
 	memcpy(p->remote_gid, gid_peer_ib, CM_GID_SIZE);
-	p->flow_label = 0x12345;
-	p->traffic_class = 7;
-	p->hop_limit = 2;
-	p->packet_rate = 3;
-	p->sl = 4;
-	p->local_ack_timeout = 18;
 	w.lap_received.private_data_len = CM_LAP_PRIVATE_DATA_SIZE;
 	fill(w.lap_received.private_data, CM_LAP_PRIVATE_DATA_SIZE, 0x60);
 	check(&ev, &told, &w);
@@ -525,15 +522,17 @@ static void test_sidr(void **state)
 	b->private_data_len = CM_SIDR_REQ_PRIVATE_DATA_SIZE;
 	fill(b->private_data, CM_SIDR_REQ_PRIVATE_DATA_SIZE, 3);
 	/* From the address it came from: the port's MTU, a GRH on RoCE. */
-	b->path.pkey = 0xffff;
-	b->path.sl = 2;
-	b->path.port_num = 1;
-	b->path.mtu = 3;
-	b->path.grh = 1;
-	b->path.sgid_index = 1;
+	b->path = (struct cmp_path){
+		.pkey = 0xffff,
+		.sl = 2,
+		.port_num = 1,
+		.mtu = 3,
+		.grh = 1,
+		.sgid_index = 1,
+		.dev_name = "rxe0",
+	};
 	memcpy(b->path.local_gid, gid_v4, CM_GID_SIZE);
 	memcpy(b->path.remote_gid, gid_peer_v4, CM_GID_SIZE);
-	strcpy(b->path.dev_name, "rxe0");
 	check(&ev, &none, &w);
 
 	ev = event(ENG_EV_SIDR_REP_RECEIVED, ENG_STATE_IDLE);
@@ -633,5 +632,5 @@ int main(void)
 		cmocka_unit_test(test_every_event),
 	};
 
-	return cmocka_run_group_tests(tests, setup_ports, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
