@@ -44,19 +44,28 @@ void conn_send(struct conn *c, const struct cm_msg *msg, bool remember)
 	c->last_deferred = ret == ENG_SEND_DEFERRED;
 }
 
-/* The REQ's terms, from the side of the one that sent it (sent) or not. */
+/*
+ * What a REQ or REP offers, from this side: the PSN of its sender's QP and
+ * its sender's responder resources and initiator depth, which bound ours
+ * the other way round when the peer sent it.
+ */
+static void conn_learn_offer(struct eng_terms *f, bool sent, uint32_t psn,
+			     uint8_t resources, uint8_t depth)
+{
+	if (sent)
+		f->local_psn = psn;
+	else
+		f->remote_psn = psn;
+	f->responder_resources = sent ? resources : depth;
+	f->initiator_depth = sent ? depth : resources;
+}
+
+/* The REQ's terms, sent or received. */
 static void conn_learn_req(struct eng_terms *f, const struct cm_req *q,
 			   bool sent)
 {
-	if (sent) {
-		f->local_psn = q->starting_psn;
-		f->responder_resources = q->responder_resources;
-		f->initiator_depth = q->initiator_depth;
-	} else {
-		f->remote_psn = q->starting_psn;
-		f->responder_resources = q->initiator_depth;
-		f->initiator_depth = q->responder_resources;
-	}
+	conn_learn_offer(f, sent, q->starting_psn, q->responder_resources,
+			 q->initiator_depth);
 	f->transport = q->transport_type;
 	f->flow_control = q->flow_control;
 	f->retry_count = q->retry_count;
@@ -71,15 +80,8 @@ static void conn_learn_req(struct eng_terms *f, const struct cm_req *q,
 static void conn_learn_rep(struct eng_terms *f, const struct cm_rep *r,
 			   bool sent)
 {
-	if (sent) {
-		f->local_psn = r->starting_psn;
-		f->responder_resources = r->responder_resources;
-		f->initiator_depth = r->initiator_depth;
-	} else {
-		f->remote_psn = r->starting_psn;
-		f->responder_resources = r->initiator_depth;
-		f->initiator_depth = r->responder_resources;
-	}
+	conn_learn_offer(f, sent, r->starting_psn, r->responder_resources,
+			 r->initiator_depth);
 	f->rnr_retry_count = r->rnr_retry_count;
 	f->target_ack_delay = r->target_ack_delay;
 	f->failover = r->failover_accepted;

@@ -159,6 +159,23 @@ static int check_addr(const struct pcap_ib_addr *a)
 	return 0;
 }
 
+/* Check the address and time, then write the record header of a frame
+ * of frame_len bytes: 0, -EINVAL, or -ENOSPC when buf is too small. */
+static int rec_begin(uint8_t *buf, size_t size, const struct pcap_ib_addr *a,
+		     const struct timespec *ts, size_t frame_len)
+{
+	int err = check_addr(a);
+
+	if (!err)
+		err = check_ts(ts);
+	if (err)
+		return err;
+	if (size < PCAP_REC_HDR_SIZE + frame_len)
+		return -ENOSPC;
+	rec_hdr(buf, ts, frame_len);
+	return 0;
+}
+
 /*
  * IBTA 7.7: Local Route Header.
  *   byte 0: VL (4) | LVer (4). VL 0: the VL is chosen per hop from the SL
@@ -272,15 +289,9 @@ int pcap_ib_record(uint8_t *buf, size_t size, const struct pcap_ib_addr *a,
 	uint8_t *f = buf + PCAP_REC_HDR_SIZE;
 	int err;
 
-	err = check_addr(a);
-	if (!err)
-		err = check_ts(ts);
+	err = rec_begin(buf, size, a, ts, frame_len);
 	if (err)
 		return err;
-	if (size < PCAP_REC_HDR_SIZE + frame_len)
-		return -ENOSPC;
-
-	rec_hdr(buf, ts, frame_len);
 	lrh_write(f, a, a->grh ? LRH_LNH_IBA_GLOBAL : LRH_LNH_IBA_LOCAL,
 		  icrc_off + ICRC_SIZE);
 	if (a->grh)
@@ -468,15 +479,9 @@ int pcap_roce_record(uint8_t *buf, size_t size, const struct pcap_ib_addr *a,
 
 	if (v4 != gid_is_v4_mapped(a->dgid))
 		return -EINVAL;
-	err = check_addr(a);
-	if (!err)
-		err = check_ts(ts);
+	err = rec_begin(buf, size, a, ts, frame_len);
 	if (err)
 		return err;
-	if (size < PCAP_REC_HDR_SIZE + frame_len)
-		return -ENOSPC;
-
-	rec_hdr(buf, ts, frame_len);
 	/* IEEE 802.3 clause 3.2 (Ethernet II): DA, SA, EtherType. */
 	memcpy(f, a->dmac, 6);
 	memcpy(f + 6, a->smac, 6);
