@@ -42,6 +42,7 @@
 
 #include "cm_engine.h"
 #include "cm_mad.h"
+#include "util.h"
 
 struct ev_loop; /* <ev.h>: only the sim backend hooks into the loop */
 
@@ -394,40 +395,34 @@ static inline const struct xport_counters *xport_counters(const struct xport *x)
 
 static inline const char *xport_port_state_name(enum xport_port_state state)
 {
-	switch (state) {
-	case XPORT_PORT_NOP:
-		return "NOP";
-	case XPORT_PORT_DOWN:
-		return "DOWN";
-	case XPORT_PORT_INIT:
-		return "INIT";
-	case XPORT_PORT_ARMED:
-		return "ARMED";
-	case XPORT_PORT_ACTIVE:
-		return "ACTIVE";
-	case XPORT_PORT_ACTIVE_DEFER:
-		return "ACTIVE_DEFER";
-	}
-	return "?";
+	static const char *const names[] = {
+		[XPORT_PORT_NOP] = "NOP",
+		[XPORT_PORT_DOWN] = "DOWN",
+		[XPORT_PORT_INIT] = "INIT",
+		[XPORT_PORT_ARMED] = "ARMED",
+		[XPORT_PORT_ACTIVE] = "ACTIVE",
+		[XPORT_PORT_ACTIVE_DEFER] = "ACTIVE_DEFER",
+	};
+	unsigned int i = (unsigned int)state;
+
+	return i < sizeof(names) / sizeof(names[0]) && names[i] ? names[i] :
+								  "?";
 }
 
 static inline const char *xport_event_name(enum xport_event_type type)
 {
-	switch (type) {
-	case XPORT_EV_PORT_ACTIVE:
-		return "port active";
-	case XPORT_EV_PORT_DOWN:
-		return "port down";
-	case XPORT_EV_LID_CHANGE:
-		return "LID change";
-	case XPORT_EV_GID_CHANGE:
-		return "GID change";
-	case XPORT_EV_PKEY_CHANGE:
-		return "P_Key change";
-	case XPORT_EV_DEVICE_REMOVED:
-		return "device removed";
-	}
-	return "?";
+	static const char *const names[] = {
+		[XPORT_EV_PORT_ACTIVE] = "port active",
+		[XPORT_EV_PORT_DOWN] = "port down",
+		[XPORT_EV_LID_CHANGE] = "LID change",
+		[XPORT_EV_GID_CHANGE] = "GID change",
+		[XPORT_EV_PKEY_CHANGE] = "P_Key change",
+		[XPORT_EV_DEVICE_REMOVED] = "device removed",
+	};
+	unsigned int i = (unsigned int)type;
+
+	return i < sizeof(names) / sizeof(names[0]) && names[i] ? names[i] :
+								  "?";
 }
 
 /* A send failed because its destination cannot be reached. */

@@ -16,4 +16,13 @@
 /* Elements of an array (not a pointer). */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * The entry for index i of a designated-initialiser name table, or "?" for
+ * an index outside it or a hole in it.
+ */
+#define NAME_AT(names, i)                                                      \
+	((size_t)(i) < ARRAY_SIZE(names) && (names)[(size_t)(i)] ?             \
+		 (names)[(size_t)(i)] :                                        \
+		 "?")
+
 #endif
