@@ -1807,7 +1807,7 @@ static void tail(struct prog *p, enum tail tl)
 	case TL_REQ_AGAIN_A:
 		/* B's REQ once more: same comm id, GUID and QPN. */
 		emit(p, 4, OP_INJECT, A, CM_MSG_REQ, 0);
-		emit(p, 5, 1, fidx(CM_MSG_REQ, "local_comm_id"), V_ID_B);
+		emit(p, 4, 1, fidx(CM_MSG_REQ, "local_comm_id"), V_ID_B);
 		emit(p, 1, 0);
 		break;
 	case TL_REP_AGAIN_B:
@@ -2061,7 +2061,7 @@ void fuzz_write_seeds(void)
 	emit(&p, 3, OP_DISCONNECT, SEL(A, 1), 0);
 	emit(&p, 4, OP_MUTATE, 0, 0, 0);
 	emit(&p, 4, OP_MUTATE, 0, 0, 1);
-	emit(&p, 5, 3, 2, 0);
+	emit(&p, 3, 3, 2, 0);
 	emit(&p, 1, OP_PUMP);
 	emit(&p, 3, OP_ANSWER, SEL(B, 0), 0);
 	emit(&p, 1, OP_PUMP);
