@@ -63,6 +63,17 @@ static struct conn *established(struct pair *p, uint32_t *aidp, uint32_t *bidp)
 	return ctab_local_find(&p->a.node.eng->by_local, aid);
 }
 
+/* A fresh pair with one connection up: A's record of it. */
+static struct conn *pair_established(struct pair *p, uint32_t *aidp)
+{
+	struct conn *c;
+
+	pair_init(p);
+	c = established(p, aidp, NULL);
+	assert_non_null(c);
+	return c;
+}
+
 /*
  * One connection's whole life, every event taken and acked: seven events
  * (REQ, REP, RTU, DREQ, DREP received, two timewait exits) and two
@@ -130,9 +141,7 @@ static void test_reused_item_is_clean(void **state)
 	uint32_t aid;
 
 	(void)state;
-	pair_init(&p);
-	c = established(&p, &aid, NULL);
-	assert_non_null(c);
+	c = pair_established(&p, &aid);
 	memset(&m, 0xa5, sizeof(m));
 	m.type = CM_MSG_LAP;
 	evq_push(c, ENG_EV_LAP_ERROR, -ETIMEDOUT, &m);
@@ -168,9 +177,7 @@ static void test_spares_bounded_and_reused(void **state)
 	uint32_t aid;
 
 	(void)state;
-	pair_init(&p);
-	c = established(&p, &aid, NULL);
-	assert_non_null(c);
+	c = pair_established(&p, &aid);
 	for (int i = 0; i < BURST; i++)
 		evq_push(c, ENG_EV_LAP_ERROR, i, NULL);
 	ac_begin();
