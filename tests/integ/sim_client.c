@@ -96,27 +96,31 @@ int sim_state_of(struct cmc_id *id)
 	return info.state;
 }
 
+/* What every connect of the integration tests has in common. */
+static const struct cmc_conn_param sim_rc_param = {
+	.responder_resources = 4,
+	.initiator_depth = 4,
+	.retry_count = 7,
+	.rnr_retry_count = 7,
+	.max_cm_retries = 5,
+};
+
 struct cmc_id *sim_connect(struct cmc_channel *ch, void *ctx, uint64_t sid,
 			   uint16_t lid, uint32_t qpn, uint8_t cm_timeout,
 			   const char *pd)
 {
-	struct cmc_conn_param p = {
-		.service_id = sid,
-		.dst = { .family = CMC_AF_LID, .lid = lid },
-		.qp_num = qpn,
-		.start_psn = qpn * 7 & 0xffffff,
-		.responder_resources = 4,
-		.initiator_depth = 4,
-		.retry_count = 7,
-		.rnr_retry_count = 7,
-		.max_cm_retries = 5,
-		.local_cm_response_timeout = cm_timeout,
-		.remote_cm_response_timeout = cm_timeout,
-		.private_data = pd,
-		.private_data_len = pd ? (uint8_t)(strlen(pd) + 1) : 0,
-	};
+	struct cmc_conn_param p = sim_rc_param;
 	struct cmc_id *id;
 
+	p.service_id = sid;
+	p.dst = (struct cmc_addr){ .family = CMC_AF_LID, .lid = lid };
+	p.qp_num = qpn;
+	p.start_psn = qpn * 7 & 0xffffff;
+	p.local_cm_response_timeout = p.remote_cm_response_timeout = cm_timeout;
+	if (pd) {
+		p.private_data = pd;
+		p.private_data_len = (uint8_t)(strlen(pd) + 1);
+	}
 	assert_int_equal(cmc_create_id(ch, ctx, CMC_QP_RC, &id), 0);
 	assert_int_equal(cmc_connect(id, &p), 0);
 	return id;

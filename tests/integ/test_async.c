@@ -136,18 +136,11 @@ static void on_a(struct run *r, struct cmc_event *ev)
 /* The passive side: REQ -> ACCEPT; ESTABLISHED -> DREQ; DREP -> gone. */
 static void on_b(struct run *r, struct cmc_event *ev)
 {
-	struct cmc_accept_param ap = {
-		.qp_num = 0x2000 + r->reqs,
-		.start_psn = 0x4242,
-		.responder_resources = 4,
-		.initiator_depth = 4,
-		.rnr_retry_count = 7,
-	};
 	struct cmc_id *id = ev->id;
 
 	switch (ev->type) {
 	case CMC_EVENT_REQ_RECEIVED:
-		assert_int_equal(cmc_accept(id, &ap), 0);
+		assert_int_equal(sim_accept(id, 0x2000 + r->reqs, NULL), 0);
 		assert_int_equal(cmc_ack_event(ev), 0);
 		r->reqs++;
 		break;
