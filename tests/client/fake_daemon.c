@@ -107,6 +107,18 @@ static struct fake_id *fake_id_get(struct fake *f, uint32_t id, bool create)
 	return &f->ids[f->nids++];
 }
 
+/* A new id, as CREATE_ID or a CONNECT that creates its id makes one. */
+static uint32_t fake_id_new(struct fake *f)
+{
+	uint32_t id;
+
+	pthread_mutex_lock(&f->lock);
+	id = f->next_id++;
+	fake_id_get(f, id, true);
+	pthread_mutex_unlock(&f->lock);
+	return id;
+}
+
 /*
  * The state a real daemon's engine reports after each event in the
  * common case (the engine's table decides it there; tests that need
@@ -231,10 +243,7 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 			fake_reply(f, req, f->status[type], NULL);
 			return;
 		}
-		pthread_mutex_lock(&f->lock);
-		r.create_id_reply.id = f->next_id++;
-		fake_id_get(f, r.create_id_reply.id, true);
-		pthread_mutex_unlock(&f->lock);
+		r.create_id_reply.id = fake_id_new(f);
 		fake_reply(f, req, 0, &r);
 		return;
 	case CMP_TYPE_CONNECT:
@@ -243,10 +252,7 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 			return;
 		}
 		/* CONNECT that creates its id: the reply names it. */
-		pthread_mutex_lock(&f->lock);
-		r.reply.id = f->next_id++;
-		fake_id_get(f, r.reply.id, true);
-		pthread_mutex_unlock(&f->lock);
+		r.reply.id = fake_id_new(f);
 		fake_reply(f, req, 0, &r);
 		return;
 	case CMP_TYPE_DESTROY_ID:

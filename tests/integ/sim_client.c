@@ -3,6 +3,7 @@
  * What the integration tests that use libcmclient share (see
  * sim_client.h).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,4 +43,102 @@ uint64_t sim_counter(struct cmc_channel *ch, const char *name)
 	} while (cursor);
 	assert_true(value != UINT64_MAX);
 	return value;
+}
+
+struct cmc_channel *sim_open_ch(const char *sock)
+{
+	struct cmc_channel *ch = NULL;
+
+	assert_int_equal(cmc_open(sock, program_invocation_short_name, &ch), 0);
+	return ch;
+}
+
+struct cmc_event *sim_next_ev(struct cmc_channel *ch, struct cmc_id *id)
+{
+	struct cmc_event *ev = NULL;
+	int rc = id ? cmc_get_event_id(ch, id, &ev, SIM_WAIT_MS) :
+		      cmc_get_event(ch, &ev, SIM_WAIT_MS);
+
+	if (rc)
+		fail_msg("no event: %s", cmc_strerror(rc));
+	return ev;
+}
+
+void sim_check_ev(struct cmc_event *ev, enum cmc_event_type type)
+{
+	if (ev->type != type)
+		fail_msg("expected %s, got %s (status %d)", cmc_event_str(type),
+			 cmc_event_str(ev->type), ev->status);
+	assert_int_equal(cmc_ack_event(ev), 0);
+}
+
+void sim_expect_ev(struct cmc_channel *ch, struct cmc_id *id,
+		   enum cmc_event_type type)
+{
+	sim_check_ev(sim_next_ev(ch, id), type);
+}
+
+void sim_expect_quiet(struct cmc_channel *ch)
+{
+	struct cmc_event *ev = NULL;
+	int rc = cmc_get_event(ch, &ev, SIM_QUIET_MS);
+
+	if (rc == 0)
+		fail_msg("unexpected event %s", cmc_event_str(ev->type));
+	assert_int_equal(rc, -EAGAIN);
+}
+
+int sim_state_of(struct cmc_id *id)
+{
+	struct cmc_id_info info;
+
+	assert_int_equal(cmc_query_id(id, &info), 0);
+	return info.state;
+}
+
+/* What every connect of the integration tests has in common. */
+static const struct cmc_conn_param sim_rc_param = {
+	.responder_resources = 4,
+	.initiator_depth = 4,
+	.retry_count = 7,
+	.rnr_retry_count = 7,
+	.max_cm_retries = 5,
+};
+
+struct cmc_id *sim_connect(struct cmc_channel *ch, void *ctx, uint64_t sid,
+			   uint16_t lid, uint32_t qpn, uint8_t cm_timeout,
+			   const char *pd)
+{
+	struct cmc_conn_param p = sim_rc_param;
+	struct cmc_id *id;
+
+	p.service_id = sid;
+	p.dst = (struct cmc_addr){ .family = CMC_AF_LID, .lid = lid };
+	p.qp_num = qpn;
+	p.start_psn = qpn * 7 & 0xffffff;
+	p.local_cm_response_timeout = p.remote_cm_response_timeout = cm_timeout;
+	if (pd) {
+		p.private_data = pd;
+		p.private_data_len = (uint8_t)(strlen(pd) + 1);
+	}
+	assert_int_equal(cmc_create_id(ch, ctx, CMC_QP_RC, &id), 0);
+	assert_int_equal(cmc_connect(id, &p), 0);
+	return id;
+}
+
+int sim_accept(struct cmc_id *id, uint32_t qpn, const char *pd)
+{
+	struct cmc_accept_param p = {
+		.qp_num = qpn,
+		.start_psn = 0x4242,
+		.responder_resources = 4,
+		.initiator_depth = 4,
+		.rnr_retry_count = 7,
+	};
+
+	if (pd) {
+		p.private_data = pd;
+		p.private_data_len = (uint8_t)(strlen(pd) + 1);
+	}
+	return cmc_accept(id, &p);
 }

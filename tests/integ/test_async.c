@@ -55,18 +55,10 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static struct cmc_channel *open_ch(const char *sock)
-{
-	struct cmc_channel *ch = NULL;
-
-	assert_int_equal(cmc_open(sock, "test_async", &ch), 0);
-	return ch;
-}
-
 /* The ids a daemon holds (for every client: CI runs as root). */
 static int ids_on(const char *sock)
 {
-	struct cmc_channel *ch = open_ch(sock);
+	struct cmc_channel *ch = sim_open_ch(sock);
 	int n = sim_count_ids(ch, CMC_LIST_ALL);
 
 	cmc_close(ch);
@@ -75,7 +67,7 @@ static int ids_on(const char *sock)
 
 static uint64_t records_on(const char *sock)
 {
-	struct cmc_channel *ch = open_ch(sock);
+	struct cmc_channel *ch = sim_open_ch(sock);
 	uint64_t value = sim_counter(ch, "records");
 
 	cmc_close(ch);
@@ -144,18 +136,11 @@ static void on_a(struct run *r, struct cmc_event *ev)
 /* The passive side: REQ -> ACCEPT; ESTABLISHED -> DREQ; DREP -> gone. */
 static void on_b(struct run *r, struct cmc_event *ev)
 {
-	struct cmc_accept_param ap = {
-		.qp_num = 0x2000 + r->reqs,
-		.start_psn = 0x4242,
-		.responder_resources = 4,
-		.initiator_depth = 4,
-		.rnr_retry_count = 7,
-	};
 	struct cmc_id *id = ev->id;
 
 	switch (ev->type) {
 	case CMC_EVENT_REQ_RECEIVED:
-		assert_int_equal(cmc_accept(id, &ap), 0);
+		assert_int_equal(sim_accept(id, 0x2000 + r->reqs, NULL), 0);
 		assert_int_equal(cmc_ack_event(ev), 0);
 		r->reqs++;
 		break;
@@ -229,8 +214,8 @@ static void test_many_pipelined(void **state)
 	struct cmc_id *l;
 	double t0;
 
-	r.a = open_ch(sock_a);
-	r.b = open_ch(sock_b);
+	r.a = sim_open_ch(sock_a);
+	r.b = sim_open_ch(sock_b);
 	assert_int_equal(cmc_create_id(r.b, NULL, CMC_QP_RC, &l), 0);
 	assert_int_equal(cmc_listen(l, r.sid, ~0ULL, IN_FLIGHT, NULL), 0);
 	assert_int_equal(cmc_set_async(r.a, !blocking), 0);
@@ -273,7 +258,7 @@ static void test_many_pipelined(void **state)
 /* A refused NOREPLY request: REQUEST_ERROR on its id, acked locally. */
 static void test_refused_request(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a);
+	struct cmc_channel *a = sim_open_ch(sock_a);
 	struct cmc_event *ev;
 	struct cmc_id *id;
 	int ctx;

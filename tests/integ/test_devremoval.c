@@ -29,8 +29,6 @@
 
 #define B_PORT1_LID 33 /* node 2, port 1: removed */
 #define B_PORT2_LID 34 /* node 2, port 2: stays */
-#define WAIT_MS 30000 /* an event that must come: a hang guard */
-#define QUIET_MS 300 /* "nothing arrives": how long we look */
 #define SID 0xde7000ULL
 
 static int group_setup(void **state)
@@ -42,78 +40,17 @@ static int group_setup(void **state)
 	return sim_fabric_start("devrm", 14, 2, extra) ? -1 : 0;
 }
 
-static struct cmc_channel *open_ch(const char *sock)
-{
-	struct cmc_channel *ch = NULL;
-
-	assert_int_equal(cmc_open(sock, "test_devremoval", &ch), 0);
-	return ch;
-}
-
-static struct cmc_event *next_ev(struct cmc_channel *ch, struct cmc_id *id)
-{
-	struct cmc_event *ev = NULL;
-	int rc = id ? cmc_get_event_id(ch, id, &ev, WAIT_MS) :
-		      cmc_get_event(ch, &ev, WAIT_MS);
-
-	if (rc)
-		fail_msg("no event: %s", cmc_strerror(rc));
-	return ev;
-}
-
-static void expect_ev(struct cmc_channel *ch, struct cmc_id *id,
-		      enum cmc_event_type type)
-{
-	struct cmc_event *ev = next_ev(ch, id);
-
-	if (ev->type != type)
-		fail_msg("expected %s, got %s (status %d)", cmc_event_str(type),
-			 cmc_event_str(ev->type), ev->status);
-	assert_int_equal(cmc_ack_event(ev), 0);
-}
-
+/* Slow answers are fine: B's half-open ids must stay half-open. */
 static struct cmc_id *connect_to(struct cmc_channel *ch, uint16_t lid,
 				 uint32_t qpn)
 {
-	struct cmc_conn_param p;
-	struct cmc_id *id;
-
-	memset(&p, 0, sizeof(p));
-	p.service_id = SID;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = lid;
-	p.qp_num = qpn;
-	p.start_psn = qpn * 7 & 0xffffff;
-	p.responder_resources = 4;
-	p.initiator_depth = 4;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
-	p.max_cm_retries = 5;
-	/* Slow answers are fine: B's half-open ids must stay half-open. */
-	p.local_cm_response_timeout = 20;
-	p.remote_cm_response_timeout = 20;
-	assert_int_equal(cmc_create_id(ch, NULL, CMC_QP_RC, &id), 0);
-	assert_int_equal(cmc_connect(id, &p), 0);
-	return id;
-}
-
-static int accept_id(struct cmc_id *id, uint32_t qpn)
-{
-	struct cmc_accept_param p = {
-		.qp_num = qpn,
-		.start_psn = 0x4242,
-		.responder_resources = 4,
-		.initiator_depth = 4,
-		.rnr_retry_count = 7,
-	};
-
-	return cmc_accept(id, &p);
+	return sim_connect(ch, NULL, SID, lid, qpn, 20, NULL);
 }
 
 /* A's new connect reaches B's listener: B's new id. */
 static struct cmc_id *req_at_b(struct cmc_channel *b, uint8_t *port_num)
 {
-	struct cmc_event *ev = next_ev(b, NULL);
+	struct cmc_event *ev = sim_next_ev(b, NULL);
 	struct cmc_id *id;
 
 	if (ev->type != CMC_EVENT_REQ_RECEIVED)
@@ -133,20 +70,12 @@ static void establish(struct cmc_channel *a, struct cmc_channel *b,
 
 	*aid = connect_to(a, lid, qpn);
 	*bid = req_at_b(b, port_num);
-	assert_int_equal(accept_id(*bid, qpn + 0x1000), 0);
-	ev = next_ev(a, *aid);
+	assert_int_equal(sim_accept(*bid, qpn + 0x1000, NULL), 0);
+	ev = sim_next_ev(a, *aid);
 	assert_int_equal(ev->type, CMC_EVENT_REP_RECEIVED);
 	assert_int_equal(cmc_rtu(*aid, NULL, 0), 0);
 	assert_int_equal(cmc_ack_event(ev), 0);
-	expect_ev(b, *bid, CMC_EVENT_ESTABLISHED);
-}
-
-static int state_of(struct cmc_id *id)
-{
-	struct cmc_id_info info;
-
-	assert_int_equal(cmc_query_id(id, &info), 0);
-	return info.state;
+	sim_expect_ev(b, *bid, CMC_EVENT_ESTABLISHED);
 }
 
 static void hub_remove_port(unsigned int node, unsigned int port)
@@ -161,8 +90,8 @@ static void hub_remove_port(unsigned int node, unsigned int port)
 
 static void test_device_removal(void **state)
 {
-	struct cmc_channel *a = open_ch(sim_fab.sock[0]);
-	struct cmc_channel *b = open_ch(sim_fab.sock[1]);
+	struct cmc_channel *a = sim_open_ch(sim_fab.sock[0]);
+	struct cmc_channel *b = sim_open_ch(sim_fab.sock[1]);
 	struct cmc_id *l, *aid[4], *bid[4], *gone[3], *nid, *nbid;
 	struct cmc_event *ev;
 	bool seen[3] = { false, false, false };
@@ -184,8 +113,8 @@ static void test_device_removal(void **state)
 	/* 3: REP_SENT on port 1 (A never sends the RTU). */
 	aid[3] = connect_to(a, B_PORT1_LID, 0x400);
 	bid[3] = req_at_b(b, &pn[3]);
-	assert_int_equal(accept_id(bid[3], 0x1400), 0);
-	ev = next_ev(a, aid[3]);
+	assert_int_equal(sim_accept(bid[3], 0x1400, NULL), 0);
+	ev = sim_next_ev(a, aid[3]);
 	assert_int_equal(ev->type, CMC_EVENT_REP_RECEIVED);
 	assert_int_equal(cmc_ack_event(ev), 0);
 	assert_int_equal(pn[2], 1);
@@ -198,7 +127,7 @@ static void test_device_removal(void **state)
 	for (int n = 0; n < 3; n++) {
 		int k;
 
-		ev = next_ev(b, NULL);
+		ev = sim_next_ev(b, NULL);
 		if (ev->type != CMC_EVENT_DEVICE_REMOVAL)
 			fail_msg("expected DEVICE_REMOVAL, got %s (status %d)",
 				 cmc_event_str(ev->type), ev->status);
@@ -211,12 +140,11 @@ static void test_device_removal(void **state)
 		assert_int_equal(ev->u.port.port_num, 1);
 		assert_string_equal(ev->u.port.dev_name, "sim2");
 		assert_int_equal(cmc_ack_event(ev), 0);
-		assert_int_equal(state_of(gone[k]), CMC_STATE_IDLE);
+		assert_int_equal(sim_state_of(gone[k]), CMC_STATE_IDLE);
 	}
 	/* Exactly once, nothing for the id on port 2. */
-	ev = NULL;
-	assert_int_equal(cmc_get_event(b, &ev, QUIET_MS), -EAGAIN);
-	assert_int_equal(state_of(bid[1]), CMC_STATE_ESTABLISHED);
+	sim_expect_quiet(b);
+	assert_int_equal(sim_state_of(bid[1]), CMC_STATE_ESTABLISHED);
 	assert_int_equal(sim_counter(b, "device_removed"), removed0 + 1);
 	assert_int_equal(sim_counter(b, "device_removed_ids"), ids0 + 3);
 	/* Only destroy is left for them, and it works. */
@@ -226,10 +154,10 @@ static void test_device_removal(void **state)
 
 	/* Port 2's connection is as it was: B disconnects it. */
 	assert_int_equal(cmc_disconnect(bid[1], NULL, 0), 0);
-	expect_ev(a, aid[1], CMC_EVENT_DREQ_RECEIVED);
+	sim_expect_ev(a, aid[1], CMC_EVENT_DREQ_RECEIVED);
 	assert_int_equal(cmc_disconnect(aid[1], NULL, 0), 0);
-	expect_ev(b, bid[1], CMC_EVENT_DREP_RECEIVED);
-	expect_ev(b, bid[1], CMC_EVENT_TIMEWAIT_EXIT);
+	sim_expect_ev(b, bid[1], CMC_EVENT_DREP_RECEIVED);
+	sim_expect_ev(b, bid[1], CMC_EVENT_TIMEWAIT_EXIT);
 	assert_int_equal(cmc_destroy_id(bid[1]), 0);
 
 	/* The daemon and the listener keep serving, on port 2. */

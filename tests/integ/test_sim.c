@@ -35,8 +35,6 @@
 
 #define NODE_A_LID 17 /* node 1, port 1: see daemon/xport_sim.c */
 #define NODE_B_LID 33 /* node 2, port 1 */
-#define WAIT_MS 30000 /* an event that must come: a hang guard */
-#define QUIET_MS 300 /* "nothing arrives": how long we look */
 #define MAX_HELD 2
 #define FABRIC_CLEAN "loss=0 dup=0 reorder=0 delay=0-0"
 
@@ -68,26 +66,6 @@ static void hub_ctl(const char *settings)
 	assert_int_equal(system(cmdline), 0);
 }
 
-static struct cmc_channel *open_ch(const char *sock)
-{
-	struct cmc_channel *ch = NULL;
-
-	assert_int_equal(cmc_open(sock, "test_sim", &ch), 0);
-	return ch;
-}
-
-/* Wait for the next event of id (or of any id when id is NULL). */
-static struct cmc_event *next_ev(struct cmc_channel *ch, struct cmc_id *id)
-{
-	struct cmc_event *ev = NULL;
-	int rc = id ? cmc_get_event_id(ch, id, &ev, WAIT_MS) :
-		      cmc_get_event(ch, &ev, WAIT_MS);
-
-	if (rc)
-		fail_msg("no event: %s", cmc_strerror(rc));
-	return ev;
-}
-
 /*
  * The next event is type. A connect's outcome may come after one
  * MRA_RECEIVED when the peer's app was slow enough for its daemon to MRA
@@ -98,28 +76,14 @@ static struct cmc_event *next_ev(struct cmc_channel *ch, struct cmc_id *id)
 static void expect_ev(struct cmc_channel *ch, struct cmc_id *id,
 		      enum cmc_event_type type)
 {
-	struct cmc_event *ev = next_ev(ch, id);
+	struct cmc_event *ev = sim_next_ev(ch, id);
 
 	if (ev->type == CMC_EVENT_MRA_RECEIVED &&
 	    type != CMC_EVENT_MRA_RECEIVED) {
 		assert_int_equal(cmc_ack_event(ev), 0);
-		ev = next_ev(ch, id);
+		ev = sim_next_ev(ch, id);
 	}
-
-	if (ev->type != type)
-		fail_msg("expected %s, got %s (status %d)", cmc_event_str(type),
-			 cmc_event_str(ev->type), ev->status);
-	assert_int_equal(cmc_ack_event(ev), 0);
-}
-
-static void expect_quiet(struct cmc_channel *ch)
-{
-	struct cmc_event *ev = NULL;
-	int rc = cmc_get_event(ch, &ev, QUIET_MS);
-
-	if (rc == 0)
-		fail_msg("unexpected event %s", cmc_event_str(ev->type));
-	assert_int_equal(rc, -EAGAIN);
+	sim_check_ev(ev, type);
 }
 
 static struct cmc_id *listen_on(struct cmc_channel *ch, uint64_t sid,
@@ -132,55 +96,10 @@ static struct cmc_id *listen_on(struct cmc_channel *ch, uint64_t sid,
 	return id;
 }
 
-static void conn_param(struct cmc_conn_param *p, uint64_t sid, uint32_t qpn,
-		       const char *pd)
-{
-	memset(p, 0, sizeof(*p));
-	p->service_id = sid;
-	p->dst.family = CMC_AF_LID;
-	p->dst.lid = NODE_B_LID;
-	p->qp_num = qpn;
-	p->start_psn = qpn * 7 & 0xffffff;
-	p->responder_resources = 4;
-	p->initiator_depth = 4;
-	p->retry_count = 7;
-	p->rnr_retry_count = 7;
-	p->max_cm_retries = 5;
-	p->local_cm_response_timeout = 10;
-	p->remote_cm_response_timeout = 10;
-	if (pd) {
-		p->private_data = pd;
-		p->private_data_len = (uint8_t)(strlen(pd) + 1);
-	}
-}
-
 static struct cmc_id *connect_to(struct cmc_channel *ch, uint64_t sid,
 				 uint32_t qpn, const char *pd, void *ctx)
 {
-	struct cmc_conn_param p;
-	struct cmc_id *id;
-
-	conn_param(&p, sid, qpn, pd);
-	assert_int_equal(cmc_create_id(ch, ctx, CMC_QP_RC, &id), 0);
-	assert_int_equal(cmc_connect(id, &p), 0);
-	return id;
-}
-
-static int accept_id(struct cmc_id *id, uint32_t qpn, const char *pd)
-{
-	struct cmc_accept_param p = {
-		.qp_num = qpn,
-		.start_psn = 0x4242,
-		.responder_resources = 4,
-		.initiator_depth = 4,
-		.rnr_retry_count = 7,
-	};
-
-	if (pd) {
-		p.private_data = pd;
-		p.private_data_len = (uint8_t)(strlen(pd) + 1);
-	}
-	return cmc_accept(id, &p);
+	return sim_connect(ch, ctx, sid, NODE_B_LID, qpn, 10, pd);
 }
 
 /* A's id connects to B's listener and both sides reach ESTABLISHED. */
@@ -190,134 +109,138 @@ static void establish(struct cmc_channel *a, struct cmc_channel *b,
 	struct cmc_event *ev;
 
 	*aid = connect_to(a, sid, 100, "hello", NULL);
-	ev = next_ev(b, NULL);
+	ev = sim_next_ev(b, NULL);
 	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 	assert_string_equal((const char *)ev->u.req.private_data, "hello");
 	assert_int_equal(ev->u.req.remote_qpn, 100);
 	*bid = ev->id;
-	assert_int_equal(accept_id(*bid, 200, "welcome"), 0);
+	assert_int_equal(sim_accept(*bid, 200, "welcome"), 0);
 	assert_int_equal(cmc_ack_event(ev), 0);
 
-	ev = next_ev(a, *aid);
+	ev = sim_next_ev(a, *aid);
 	assert_int_equal(ev->type, CMC_EVENT_REP_RECEIVED);
 	assert_int_equal(ev->u.rep.remote_qpn, 200);
 	assert_int_equal(ev->u.rep.start_psn, 0x4242);
 	assert_string_equal((const char *)ev->u.rep.private_data, "welcome");
 	assert_int_equal(cmc_rtu(*aid, "rtu", 4), 0);
 	assert_int_equal(cmc_ack_event(ev), 0);
-	ev = next_ev(b, *bid);
+	ev = sim_next_ev(b, *bid);
 	assert_int_equal(ev->type, CMC_EVENT_ESTABLISHED);
 	assert_string_equal((const char *)ev->u.established.private_data,
 			    "rtu");
 	assert_int_equal(cmc_ack_event(ev), 0);
 }
 
-static int state_of(struct cmc_id *id)
+/*
+ * id (on ch) disconnects with the string pd as private data; peer (on
+ * pch) gets DREQ_RECEIVED carrying it and answers; id gets DREP_RECEIVED,
+ * and both sides' timewait ends.
+ */
+static void disconnect_from(struct cmc_channel *ch, struct cmc_id *id,
+			    struct cmc_channel *pch, struct cmc_id *peer,
+			    const char *pd)
 {
-	struct cmc_id_info info;
+	struct cmc_event *ev;
 
-	assert_int_equal(cmc_query_id(id, &info), 0);
-	return info.state;
+	assert_int_equal(cmc_disconnect(id, pd, (uint8_t)(strlen(pd) + 1)), 0);
+	ev = sim_next_ev(pch, peer);
+	assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
+	assert_string_equal((const char *)ev->u.dreq.private_data, pd);
+	assert_int_equal(cmc_disconnect(peer, NULL, 0), 0);
+	assert_int_equal(cmc_ack_event(ev), 0);
+	expect_ev(ch, id, CMC_EVENT_DREP_RECEIVED);
+	expect_ev(ch, id, CMC_EVENT_TIMEWAIT_EXIT);
+	expect_ev(pch, peer, CMC_EVENT_TIMEWAIT_EXIT);
+}
+
+/* A channel to each daemon, B's listener (backlog 4, context lctx) on a
+ * new service id, and one connection A -> B established. */
+struct conn {
+	struct cmc_channel *a, *b;
+	struct cmc_id *l, *aid, *bid;
+};
+
+static void conn_up(struct conn *c, void *lctx)
+{
+	uint64_t sid = next_sid++;
+
+	c->a = sim_open_ch(sock_a);
+	c->b = sim_open_ch(sock_b);
+	c->l = listen_on(c->b, sid, 4, lctx);
+	establish(c->a, c->b, sid, &c->aid, &c->bid);
+}
+
+static void conn_down(struct conn *c)
+{
+	cmc_destroy_id(c->aid);
+	cmc_destroy_id(c->bid);
+	cmc_destroy_id(c->l);
+	cmc_close(c->a);
+	cmc_close(c->b);
 }
 
 static void test_connect_disconnect_active(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
-	uint64_t sid = next_sid++;
-	struct cmc_id *l = listen_on(b, sid, 4, (void *)0x11);
-	struct cmc_id *aid, *bid;
-	struct cmc_event *ev;
+	struct conn c;
 
-	establish(a, b, sid, &aid, &bid);
-	assert_int_equal(state_of(aid), CMC_STATE_ESTABLISHED);
-	assert_int_equal(state_of(bid), CMC_STATE_ESTABLISHED);
+	conn_up(&c, (void *)0x11);
+	assert_int_equal(sim_state_of(c.aid), CMC_STATE_ESTABLISHED);
+	assert_int_equal(sim_state_of(c.bid), CMC_STATE_ESTABLISHED);
 
-	assert_int_equal(cmc_disconnect(aid, "bye", 4), 0);
-	ev = next_ev(b, bid);
-	assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
-	assert_string_equal((const char *)ev->u.dreq.private_data, "bye");
-	assert_int_equal(cmc_disconnect(bid, NULL, 0), 0);
-	assert_int_equal(cmc_ack_event(ev), 0);
-	expect_ev(a, aid, CMC_EVENT_DREP_RECEIVED);
-	expect_ev(a, aid, CMC_EVENT_TIMEWAIT_EXIT);
-	expect_ev(b, bid, CMC_EVENT_TIMEWAIT_EXIT);
-	assert_int_equal(state_of(aid), CMC_STATE_IDLE);
+	disconnect_from(c.a, c.aid, c.b, c.bid, "bye");
+	assert_int_equal(sim_state_of(c.aid), CMC_STATE_IDLE);
 
-	assert_int_equal(cmc_destroy_id(aid), 0);
-	assert_int_equal(cmc_destroy_id(bid), 0);
-	assert_int_equal(cmc_destroy_id(l), 0);
-	cmc_close(a);
-	cmc_close(b);
+	assert_int_equal(cmc_destroy_id(c.aid), 0);
+	assert_int_equal(cmc_destroy_id(c.bid), 0);
+	assert_int_equal(cmc_destroy_id(c.l), 0);
+	cmc_close(c.a);
+	cmc_close(c.b);
 }
 
 static void test_disconnect_passive(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
-	uint64_t sid = next_sid++;
-	struct cmc_id *l = listen_on(b, sid, 4, NULL);
-	struct cmc_id *aid, *bid;
-	struct cmc_event *ev;
+	struct conn c;
 
-	establish(a, b, sid, &aid, &bid);
-	assert_int_equal(cmc_disconnect(bid, "passive bye", 12), 0);
-	ev = next_ev(a, aid);
-	assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
-	assert_string_equal((const char *)ev->u.dreq.private_data,
-			    "passive bye");
-	assert_int_equal(cmc_disconnect(aid, NULL, 0), 0);
-	assert_int_equal(cmc_ack_event(ev), 0);
-	expect_ev(b, bid, CMC_EVENT_DREP_RECEIVED);
-	expect_ev(b, bid, CMC_EVENT_TIMEWAIT_EXIT);
-	expect_ev(a, aid, CMC_EVENT_TIMEWAIT_EXIT);
-	cmc_destroy_id(aid);
-	cmc_destroy_id(bid);
-	cmc_destroy_id(l);
-	cmc_close(a);
-	cmc_close(b);
+	conn_up(&c, NULL);
+	disconnect_from(c.b, c.bid, c.a, c.aid, "passive bye");
+	conn_down(&c);
 }
 
 static void test_dreq_collision(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
-	uint64_t sid = next_sid++;
-	struct cmc_id *l = listen_on(b, sid, 4, NULL);
-	struct cmc_id *aid, *bid;
+	struct conn c;
 
-	establish(a, b, sid, &aid, &bid);
+	conn_up(&c, NULL);
 	/* Both sides disconnect before either hears of the other: the hub
 	 * holds every MAD for 15 ms (less than the DREQ's retry window at
 	 * these timeouts), so both DREQs are in flight. */
 	hub_ctl("delay=15000-15000");
-	assert_int_equal(cmc_disconnect(aid, NULL, 0), 0);
-	assert_int_equal(cmc_disconnect(bid, NULL, 0), 0);
+	assert_int_equal(cmc_disconnect(c.aid, NULL, 0), 0);
+	assert_int_equal(cmc_disconnect(c.bid, NULL, 0), 0);
 	/* IBTA 12.9.7: each side answers the other's DREQ and counts it as
 	 * its DREP; both end in timewait, then IDLE. */
-	expect_ev(a, aid, CMC_EVENT_DREP_RECEIVED);
-	expect_ev(b, bid, CMC_EVENT_DREP_RECEIVED);
-	expect_ev(a, aid, CMC_EVENT_TIMEWAIT_EXIT);
-	expect_ev(b, bid, CMC_EVENT_TIMEWAIT_EXIT);
+	expect_ev(c.a, c.aid, CMC_EVENT_DREP_RECEIVED);
+	expect_ev(c.b, c.bid, CMC_EVENT_DREP_RECEIVED);
+	expect_ev(c.a, c.aid, CMC_EVENT_TIMEWAIT_EXIT);
+	expect_ev(c.b, c.bid, CMC_EVENT_TIMEWAIT_EXIT);
 	hub_ctl(FABRIC_CLEAN);
-	cmc_destroy_id(aid);
-	cmc_destroy_id(bid);
-	cmc_destroy_id(l);
-	cmc_close(a);
-	cmc_close(b);
+	conn_down(&c);
 }
 
 static void test_reject_private_data(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	struct cmc_channel *a = sim_open_ch(sock_a), *b = sim_open_ch(sock_b);
 	uint64_t sid = next_sid++;
 	struct cmc_id *l = listen_on(b, sid, 4, NULL);
 	struct cmc_id *aid = connect_to(a, sid, 101, "let me in", NULL);
-	struct cmc_event *ev = next_ev(b, NULL);
+	struct cmc_event *ev = sim_next_ev(b, NULL);
 
 	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 	assert_int_equal(cmc_reject(ev->id, CM_REJ_CONSUMER_DEFINED, NULL, 0,
 				    "go away", 8),
 			 0);
 	assert_int_equal(cmc_ack_event(ev), 0);
-	ev = next_ev(a, aid);
+	ev = sim_next_ev(a, aid);
 	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
 	assert_int_equal(ev->u.rej.reason, CM_REJ_CONSUMER_DEFINED);
 	assert_string_equal((const char *)ev->u.rej.private_data, "go away");
@@ -330,9 +253,9 @@ static void test_reject_private_data(void **state)
 
 static void test_no_listener(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a);
+	struct cmc_channel *a = sim_open_ch(sock_a);
 	struct cmc_id *aid = connect_to(a, 0xdead0000, 102, NULL, NULL);
-	struct cmc_event *ev = next_ev(a, aid);
+	struct cmc_event *ev = sim_next_ev(a, aid);
 
 	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
 	assert_int_equal(ev->u.rej.reason, CM_REJ_INVALID_SERVICE_ID);
@@ -351,7 +274,7 @@ static void wait_counter_ge(const char *sock, const char *name, uint64_t v);
 
 static void test_backlog_credit(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	struct cmc_channel *a = sim_open_ch(sock_a), *b = sim_open_ch(sock_b);
 	uint64_t sid = next_sid++;
 	struct cmc_id *l = listen_on(b, sid, 1, NULL);
 	struct cmc_id *ids[4];
@@ -365,19 +288,19 @@ static void test_backlog_credit(void **state)
 		 * REQ before the next is sent. */
 		wait_counter_ge(sock_b, "req_received", reqs + 1 + (uint64_t)i);
 	}
-	first = next_ev(b, NULL);
+	first = sim_next_ev(b, NULL);
 	assert_int_equal(first->type, CMC_EVENT_REQ_RECEIVED);
 	assert_int_equal(first->u.req.remote_qpn, 110);
-	expect_quiet(b); /* no credit: nothing more is delivered */
+	sim_expect_quiet(b); /* no credit: nothing more is delivered */
 
 	/* Held for want of a credit: B's daemon MRAs them at once. */
 	for (int i = 1; i < 3; i++) {
-		ev = next_ev(a, ids[i]);
+		ev = sim_next_ev(a, ids[i]);
 		assert_int_equal(ev->type, CMC_EVENT_MRA_RECEIVED);
 		assert_int_equal(ev->u.mra.msg, CMC_CM_MSG_REQ);
 		cmc_ack_event(ev);
 	}
-	ev = next_ev(a, ids[3]);
+	ev = sim_next_ev(a, ids[3]);
 	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
 	assert_int_equal(ev->u.rej.reason, CM_REJ_NO_RESOURCES);
 	cmc_ack_event(ev);
@@ -387,17 +310,17 @@ static void test_backlog_credit(void **state)
 				    NULL, 0),
 			 0);
 	cmc_ack_event(first);
-	ev = next_ev(b, NULL);
+	ev = sim_next_ev(b, NULL);
 	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 	assert_int_equal(ev->u.req.remote_qpn, 111);
-	expect_quiet(b);
+	sim_expect_quiet(b);
 	/* Destroying the passive id returns the credit too. */
 	assert_int_equal(cmc_destroy_id(ev->id), 0);
 	cmc_ack_event(ev);
-	ev = next_ev(b, NULL);
+	ev = sim_next_ev(b, NULL);
 	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 	assert_int_equal(ev->u.req.remote_qpn, 112);
-	assert_int_equal(accept_id(ev->id, 300, NULL), 0);
+	assert_int_equal(sim_accept(ev->id, 300, NULL), 0);
 	cmc_ack_event(ev);
 	expect_ev(a, ids[0], CMC_EVENT_REJ_RECEIVED);
 	expect_ev(a, ids[1], CMC_EVENT_REJ_RECEIVED);
@@ -412,7 +335,7 @@ static void test_backlog_credit(void **state)
 /* Targeted get-event leaves other ids' events queued, in order. */
 static void test_targeted_events(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	struct cmc_channel *a = sim_open_ch(sock_a), *b = sim_open_ch(sock_b);
 	uint64_t sid = next_sid++;
 	struct cmc_id *l = listen_on(b, sid, 8, NULL);
 	struct cmc_id *x = connect_to(a, sid, 120, "x", NULL);
@@ -421,18 +344,18 @@ static void test_targeted_events(void **state)
 
 	/* Reject both REQs, x's first. */
 	for (int i = 0; i < 2; i++) {
-		ev = next_ev(b, NULL);
+		ev = sim_next_ev(b, NULL);
 		assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 		assert_int_equal(ev->u.req.remote_qpn, 120 + (uint32_t)i);
 		cmc_reject(ev->id, CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
 		cmc_ack_event(ev);
 	}
 	/* Ask for y's outcome first; x's must still be there after. */
-	ev = next_ev(a, y);
+	ev = sim_next_ev(a, y);
 	assert_ptr_equal(ev->id, y);
 	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
 	cmc_ack_event(ev);
-	ev = next_ev(a, NULL);
+	ev = sim_next_ev(a, NULL);
 	assert_ptr_equal(ev->id, x);
 	assert_int_equal(ev->type, CMC_EVENT_REJ_RECEIVED);
 	cmc_ack_event(ev);
@@ -446,21 +369,21 @@ static void test_targeted_events(void **state)
 /* After destroy returns, no event of that id is ever seen. */
 static void test_destroy_final(void **state)
 {
-	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	struct cmc_channel *a = sim_open_ch(sock_a), *b = sim_open_ch(sock_b);
 	uint64_t sid = next_sid++;
 	struct cmc_id *l = listen_on(b, sid, 4, NULL);
 	struct cmc_id *aid = connect_to(a, sid, 130, NULL, NULL);
-	struct cmc_event *ev = next_ev(b, NULL);
+	struct cmc_event *ev = sim_next_ev(b, NULL);
 
 	uint64_t reps = counter(sock_a, "rep_received");
 
 	/* The REP is on its way to A; destroy A's id once A's daemon has it
 	 * (its REP_RECEIVED is queued for us), before reading it. */
-	assert_int_equal(accept_id(ev->id, 230, NULL), 0);
+	assert_int_equal(sim_accept(ev->id, 230, NULL), 0);
 	cmc_ack_event(ev);
 	wait_counter_ge(sock_a, "rep_received", reps + 1);
 	assert_int_equal(cmc_destroy_id(aid), 0);
-	expect_quiet(a);
+	sim_expect_quiet(a);
 	/* A's daemon answered the REP with a REJ for the destroyed id. */
 	expect_ev(b, NULL, CMC_EVENT_REJ_RECEIVED);
 	cmc_destroy_id(l);
@@ -472,7 +395,7 @@ static void test_destroy_final(void **state)
  * LIST shows every client's; otherwise only ours, which are none). */
 static int ids_on(const char *sock, enum cmc_list_filter filter)
 {
-	struct cmc_channel *ch = open_ch(sock);
+	struct cmc_channel *ch = sim_open_ch(sock);
 	int n = sim_count_ids(ch, filter);
 
 	cmc_close(ch);
@@ -485,7 +408,7 @@ static int ids_on(const char *sock, enum cmc_list_filter filter)
  */
 static void test_client_killed_established(void **state)
 {
-	struct cmc_channel *b = open_ch(sock_b);
+	struct cmc_channel *b = sim_open_ch(sock_b);
 	uint64_t sid = next_sid++;
 	struct cmc_id *l = listen_on(b, sid, 4, NULL);
 	struct cmc_event *ev;
@@ -497,10 +420,10 @@ static void test_client_killed_established(void **state)
 	assert_int_equal(pipe(pfd), 0);
 	child = fork();
 	if (child == 0) {
-		struct cmc_channel *a = open_ch(sock_a);
+		struct cmc_channel *a = sim_open_ch(sock_a);
 		struct cmc_id *aid = connect_to(a, sid, 140, NULL, NULL);
 
-		ev = next_ev(a, aid);
+		ev = sim_next_ev(a, aid);
 		if (ev->type != CMC_EVENT_REP_RECEIVED)
 			_exit(1);
 		cmc_rtu(aid, NULL, 0);
@@ -510,17 +433,17 @@ static void test_client_killed_established(void **state)
 		pause();
 		_exit(0);
 	}
-	ev = next_ev(b, NULL);
+	ev = sim_next_ev(b, NULL);
 	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 	bid = ev->id;
-	assert_int_equal(accept_id(bid, 240, NULL), 0);
+	assert_int_equal(sim_accept(bid, 240, NULL), 0);
 	cmc_ack_event(ev);
 	expect_ev(b, bid, CMC_EVENT_ESTABLISHED);
 	assert_int_equal(read(pfd[0], &c, 1), 1);
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
 
-	ev = next_ev(b, bid);
+	ev = sim_next_ev(b, bid);
 	assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
 	cmc_disconnect(bid, NULL, 0);
 	cmc_ack_event(ev);
@@ -536,7 +459,7 @@ static void test_client_killed_established(void **state)
 /* Killed after sending its REQ: B's REQ_RECEIVED id gets a REJ. */
 static void test_client_killed_req_sent(void **state)
 {
-	struct cmc_channel *b = open_ch(sock_b);
+	struct cmc_channel *b = sim_open_ch(sock_b);
 	uint64_t sid = next_sid++;
 	struct cmc_id *l = listen_on(b, sid, 4, NULL);
 	struct cmc_event *ev;
@@ -548,7 +471,7 @@ static void test_client_killed_req_sent(void **state)
 	assert_int_equal(pipe(pfd), 0);
 	child = fork();
 	if (child == 0) {
-		struct cmc_channel *a = open_ch(sock_a);
+		struct cmc_channel *a = sim_open_ch(sock_a);
 
 		connect_to(a, sid, 150, NULL, NULL);
 		if (write(pfd[1], "r", 1) != 1)
@@ -556,7 +479,7 @@ static void test_client_killed_req_sent(void **state)
 		pause();
 		_exit(0);
 	}
-	ev = next_ev(b, NULL);
+	ev = sim_next_ev(b, NULL);
 	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 	assert_int_equal(read(pfd[0], &c, 1), 1);
 	kill(child, SIGKILL);
@@ -574,7 +497,7 @@ static void test_client_killed_req_sent(void **state)
 /* A daemon counter by name ("records": engine records, timewait too). */
 static uint64_t counter(const char *sock, const char *name)
 {
-	struct cmc_channel *ch = open_ch(sock);
+	struct cmc_channel *ch = sim_open_ch(sock);
 	uint64_t value = sim_counter(ch, name);
 
 	cmc_close(ch);
@@ -609,20 +532,20 @@ enum kill_point {
 /* The child: a listener on B that stops at 'at' and tells the parent. */
 static void passive_child(uint64_t sid, enum kill_point at, int fd)
 {
-	struct cmc_channel *b = open_ch(sock_b);
+	struct cmc_channel *b = sim_open_ch(sock_b);
 	struct cmc_event *ev;
 
 	listen_on(b, sid, 4, NULL);
 	if (write(fd, "l", 1) != 1)
 		_exit(1);
-	ev = next_ev(b, NULL);
+	ev = sim_next_ev(b, NULL);
 	if (ev->type != CMC_EVENT_REQ_RECEIVED)
 		_exit(1);
-	if (at != KILL_PASSIVE_REQ_RCVD && accept_id(ev->id, 250, NULL))
+	if (at != KILL_PASSIVE_REQ_RCVD && sim_accept(ev->id, 250, NULL))
 		_exit(1);
 	cmc_ack_event(ev);
 	if (at == KILL_PASSIVE_ESTABLISHED) {
-		ev = next_ev(b, NULL);
+		ev = sim_next_ev(b, NULL);
 		if (ev->type != CMC_EVENT_ESTABLISHED)
 			_exit(1);
 		cmc_ack_event(ev);
@@ -644,7 +567,7 @@ static void kill_at(enum kill_point at)
 	bool passive = at != KILL_ACTIVE_REP_RCVD;
 	const char *victim = passive ? sock_b : sock_a;
 	uint64_t sid = next_sid++, base = counter(victim, "records");
-	struct cmc_channel *a = open_ch(sock_a), *b = NULL;
+	struct cmc_channel *a = sim_open_ch(sock_a), *b = NULL;
 	struct cmc_id *aid = NULL, *l = NULL;
 	struct cmc_event *ev;
 	int pfd[2], status;
@@ -653,15 +576,15 @@ static void kill_at(enum kill_point at)
 
 	assert_int_equal(pipe(pfd), 0);
 	if (!passive) {
-		b = open_ch(sock_b);
+		b = sim_open_ch(sock_b);
 		l = listen_on(b, sid, 4, NULL);
 	}
 	child = fork();
 	if (child == 0) {
 		if (passive)
 			passive_child(sid, at, pfd[1]);
-		aid = connect_to(open_ch(sock_a), sid, 160, NULL, NULL);
-		ev = next_ev(cmc_id_channel(aid), aid);
+		aid = connect_to(sim_open_ch(sock_a), sid, 160, NULL, NULL);
+		ev = sim_next_ev(cmc_id_channel(aid), aid);
 		if (ev->type != CMC_EVENT_REP_RECEIVED)
 			_exit(1);
 		if (write(pfd[1], "k", 1) != 1)
@@ -673,17 +596,17 @@ static void kill_at(enum kill_point at)
 		assert_int_equal(read(pfd[0], &c, 1), 1); /* listening */
 		aid = connect_to(a, sid, 161, NULL, NULL);
 		if (at != KILL_PASSIVE_REQ_RCVD) {
-			ev = next_ev(a, aid);
+			ev = sim_next_ev(a, aid);
 			assert_int_equal(ev->type, CMC_EVENT_REP_RECEIVED);
 			if (at == KILL_PASSIVE_ESTABLISHED)
 				assert_int_equal(cmc_rtu(aid, NULL, 0), 0);
 			cmc_ack_event(ev);
 		}
 	} else {
-		ev = next_ev(b, NULL);
+		ev = sim_next_ev(b, NULL);
 		assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
 		aid = ev->id; /* here: B's passive id */
-		assert_int_equal(accept_id(aid, 260, NULL), 0);
+		assert_int_equal(sim_accept(aid, 260, NULL), 0);
 		cmc_ack_event(ev);
 	}
 	assert_int_equal(read(pfd[0], &c, 1), 1);
@@ -700,7 +623,7 @@ static void kill_at(enum kill_point at)
 		expect_ev(a, aid, CMC_EVENT_REJ_RECEIVED);
 		break;
 	case KILL_PASSIVE_ESTABLISHED:
-		ev = next_ev(a, aid);
+		ev = sim_next_ev(a, aid);
 		assert_int_equal(ev->type, CMC_EVENT_DREQ_RECEIVED);
 		cmc_disconnect(aid, NULL, 0);
 		cmc_ack_event(ev);
@@ -741,7 +664,7 @@ static void test_kill_passive_established(void **state)
 /* A raw client may not act on another client's id. */
 static void test_foreign_id(void **state)
 {
-	struct cmc_channel *b = open_ch(sock_b);
+	struct cmc_channel *b = sim_open_ch(sock_b);
 	struct cmc_id *l = listen_on(b, next_sid++, 1, NULL);
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct cmp_msg m, r;
@@ -771,7 +694,7 @@ static void test_foreign_id(void **state)
 	assert_int_equal(r.reply.status, -ENOENT);
 	close(fd);
 	/* Still ours and still listening. */
-	assert_int_equal(state_of(l), CMC_STATE_LISTEN);
+	assert_int_equal(sim_state_of(l), CMC_STATE_LISTEN);
 	cmc_destroy_id(l);
 	cmc_close(b);
 }
@@ -781,7 +704,7 @@ static void test_foreign_id(void **state)
 static void test_lossy_fabric(void **state)
 {
 	enum { N = 40 };
-	struct cmc_channel *a = open_ch(sock_a), *b = open_ch(sock_b);
+	struct cmc_channel *a = sim_open_ch(sock_a), *b = sim_open_ch(sock_b);
 	uint64_t sid = next_sid++;
 	struct cmc_id *l = listen_on(b, sid, N, NULL);
 	struct cmc_id *ids[N];
@@ -799,7 +722,7 @@ static void test_lossy_fabric(void **state)
 			/* A QPN per connection: a REP reusing a live
 			 * (QPN, CA GUID) is stale (IBTA 12.9.8.3.2). */
 			if (ev->type == CMC_EVENT_REQ_RECEIVED)
-				accept_id(ev->id, qpn++, NULL);
+				sim_accept(ev->id, qpn++, NULL);
 			cmc_ack_event(ev);
 		}
 		while (!cmc_get_event(a, &ev, 5)) {

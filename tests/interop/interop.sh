@@ -40,13 +40,9 @@
 set -u
 
 B=${1:?usage: interop.sh BUILD_ROOT}
-B=$(cd "$B" && pwd) || exit 1
-CMD=$B/daemon/cmd
-CMCTL=$B/client-lib/cmctl
 RP=$B/client-lib/cmc_rping
-T0=$EPOCHREALTIME
-failures=0
-pids=()
+# shellcheck source=tests/lib/vmtest.sh
+. "$(dirname "$0")/../lib/vmtest.sh"
 
 if [ ! -e /sys/class/infiniband/rxe0 ] || [ ! -e /sys/class/infiniband/rxe1 ] ||
 	[ -z "${CMD_VM_CM_READY:-}" ]; then
@@ -57,60 +53,7 @@ if ! command -v rping >/dev/null; then
 	echo "interop.sh: SKIP: no rping (rdmacm-utils): run tests/vm/setup.sh"
 	exit 77
 fi
-dir=/run/cmd-interop.$$
-mkdir -p "$dir" || exit 1
-SOCK=$dir/cmd.sock
-mkfifo "$dir/nap" && exec {NAP_FD}<>"$dir/nap" || exit 1
-nap() { read -r -t "$1" -u "$NAP_FD" _ || :; }
-now_us() { echo "${EPOCHREALTIME/./}"; }
-elapsed() { printf '%.2f' "$((($(now_us) - ${T0/./}) / 10000))e-2"; }
-say() { echo "== [$(elapsed) s] $*"; }
-fail() {
-	echo "interop.sh: FAIL: $*"
-	failures=$((failures + 1))
-}
-count_lines() {
-	local n=0 line
-	[ -f "$1" ] || {
-		echo 0
-		return
-	}
-	while IFS= read -r line; do
-		[[ $line =~ $2 ]] && n=$((n + 1))
-	done <"$1"
-	echo "$n"
-}
-wait_line() {
-	local end=$(($(now_us) + ${3}000000))
-	while (($(now_us) < end)); do
-		[ "$(count_lines "$1" "$2")" -gt 0 ] && return 0
-		nap 0.05
-	done
-	return 1
-}
-wait_timeout() {
-	local end=$(($(now_us) + ${2}000000))
-	while kill -0 "$1" 2>/dev/null; do
-		if (($(now_us) >= end)); then
-			echo "interop.sh: pid $1 still running after $2 s: SIGTERM"
-			kill -TERM "$1" 2>/dev/null
-			break
-		fi
-		nap 0.05
-	done
-	wait "$1"
-}
-show() {
-	local line
-	while IFS= read -r line; do echo "   $line"; done <"$1"
-}
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$dir"
-}
-trap cleanup EXIT
+vm_dir interop
 # A sysfs GID as an address rping and cmc_rping take (link-local + scope).
 gid_of() {
 	local g
@@ -123,15 +66,50 @@ kctr() {
 	read -r v <"/sys/class/infiniband/rxe1/ports/1/$1" 2>/dev/null
 	echo "$v"
 }
-# Wait until the kernel has a listening rdma_cm id (rping -s is up).
-wait_kernel_listen() {
-	local end=$(($(now_us) + ${1}000000)) out
+# rping_listen LOG ADDR PORT: the kernel's rping -s on ADDR:PORT in the
+# background (pid rs), its log $dir/LOG.log, until the kernel has a
+# listening rdma_cm id (60 s, a hang guard).
+rping_listen() {
+	local end=$(($(now_us) + 60000000)) out
+	rping -s -v -a "$2" -p "$3" >"$dir/$1.log" 2>&1 &
+	rs=$!
+	pids+=("$rs")
 	while (($(now_us) < end)); do
 		out=$(rdma res show cm_id 2>/dev/null)
 		[[ $out == *LISTEN* ]] && return 0
 		nap 0.1
 	done
-	return 1
+	fail "rping -s did not listen on $2"
+}
+# rp_listen LOG LABEL ARGS...: cmc_rping -v -s ARGS on rxe0 in the
+# background (pid srv), its log $dir/LOG.log, until it listens.
+rp_listen() {
+	local log=$dir/$1.log label=$2
+	shift 2
+	"$RP" -v -s -S "$SOCK" -d rxe0 "$@" >"$log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	wait_line "$log" "listening" 60 || fail "$label did not listen"
+}
+# rp_end LOG S LABEL: wait up to S s for the rp_listen server, show its
+# log; it must exit 0.
+rp_end() {
+	wait_timeout "$srv" "$2"
+	rc=$?
+	echo "-- $3 (exit $rc)"
+	show "$dir/$1.log"
+	[ $rc = 0 ] || fail "$3 exited $rc"
+}
+# rping_to_cmd SLOG CLOG ADDR PORT N LABEL: cmc_rping -s for one connection
+# on PORT (log SLOG), then the kernel's rping -c -V with N pings to
+# ADDR:PORT (log CLOG), which must exit 0 having verified all N. LABEL
+# tells the case in the FAIL lines.
+rping_to_cmd() {
+	rp_listen "$1" "cmc_rping -s" -p "$4" -n 1
+	run_show "$2" "rping -c $3" rping -c -V -v -C "$5" -a "$3" -p "$4"
+	[ $rc = 0 ] || fail "rping -c$6 exited $rc"
+	[ "$(count_lines "$dir/$2.log" "^ping data: rdma-ping-[0-$(($5 - 1))]: ")" = "$5" ] ||
+		fail "rping -c$6 did not verify $5 pings"
 }
 
 # INTEROP_ONLY="to-kernel mra ...": run only those parts (debugging).
@@ -185,10 +163,7 @@ if want ipv4; then
 fi
 
 # ---- cmd first, then the kernel CM ------------------------------------------
-"$CMD" --device rxe0 --socket "$SOCK" >"$dir/cmd.log" 2>&1 &
-cmd_pid=$!
-pids+=("$cmd_pid")
-if ! wait_line "$dir/cmd.log" "serving 1 port" 15; then
+if ! cmd_start 1 15 --device rxe0; then
 	show "$dir/cmd.log"
 	fail "cmd did not come up"
 	exit 1
@@ -197,10 +172,7 @@ show "$dir/cmd.log"
 if [ -n "${INTEROP_CAPTURE:-}" ]; then
 	"$CMCTL" -s "$SOCK" capture start "$INTEROP_CAPTURE" || fail "capture start"
 fi
-: >"$CMD_VM_CM_READY"
-end=$(($(now_us) + 60000000))
-while [ ! -e "$CMD_VM_CM_LOADED" ] && (($(now_us) < end)); do nap 0.05; done
-read -r mrc <"$CMD_VM_CM_LOADED" || mrc=missing
+cm_ready_loaded
 say "harness: modprobe ib_cm rdma_cm rdma_ucm: exit $mrc"
 [ "$mrc" = 0 ] || {
 	fail "the kernel CM could not be loaded"
@@ -214,16 +186,9 @@ say "harness: modprobe ib_cm rdma_cm rdma_ucm: exit $mrc"
 # ---- to-kernel: cmc_rping -c -> rping -s ------------------------------------
 if want to-kernel; then
 	say "to-kernel: cmc_rping -c (cmd, rxe0) -> rping -s (kernel, rxe1) port 7471"
-	rping -s -v -a "$A1%veth1" -p 7471 >"$dir/rping-s.log" 2>&1 &
-	rs=$!
-	pids+=("$rs")
-	wait_kernel_listen 60 || fail "rping -s did not listen"
-	t=$(now_us)
-	"$RP" -v -c -S "$SOCK" -d rxe0 -a "$A1%veth1" -p 7471 -C 3 \
-		-P "hello from cmd" >"$dir/c1.log" 2>&1
-	rc=$?
-	echo "-- cmc_rping -c (exit $rc, $((($(now_us) - t) / 1000)) ms)"
-	show "$dir/c1.log"
+	rping_listen rping-s "$A1%veth1" 7471
+	run_show c1 "cmc_rping -c" "$RP" -v -c -S "$SOCK" -d rxe0 -a "$A1%veth1" \
+		-p 7471 -C 3 -P "hello from cmd"
 	[ $rc = 0 ] || fail "cmc_rping -c exited $rc"
 	[ "$(count_lines "$dir/c1.log" "^3 of 3 ping\(s\) verified")" = 1 ] ||
 		fail "cmc_rping -c did not verify 3 pings"
@@ -243,25 +208,10 @@ fi
 # ---- from-kernel: rping -c -> cmc_rping -s ----------------------------------
 if want from-kernel; then
 	say "from-kernel: rping -c -V (kernel, rxe1) -> cmc_rping -s (cmd, rxe0) port 7472"
-	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7472 -n 1 >"$dir/s2.log" 2>&1 &
-	srv=$!
-	pids+=("$srv")
-	wait_line "$dir/s2.log" "listening" 60 || fail "cmc_rping -s did not listen"
-	t=$(now_us)
-	rping -c -V -v -C 3 -a "$A0%veth1" -p 7472 >"$dir/rping-c.log" 2>&1
-	rc=$?
-	echo "-- rping -c (exit $rc, $((($(now_us) - t) / 1000)) ms)"
-	show "$dir/rping-c.log"
-	[ $rc = 0 ] || fail "rping -c exited $rc"
-	[ "$(count_lines "$dir/rping-c.log" "^ping data: rdma-ping-[0-2]: ")" = 3 ] ||
-		fail "rping -c did not verify 3 pings"
+	rping_to_cmd s2 rping-c "$A0%veth1" 7472 3 ""
 	[ "$(count_lines "$dir/rping-c.log" "mismatch|error|fail")" = 0 ] ||
 		fail "rping -c reported an error"
-	wait_timeout "$srv" 90
-	rc=$?
-	echo "-- cmc_rping -s (exit $rc)"
-	show "$dir/s2.log"
-	[ $rc = 0 ] || fail "cmc_rping -s exited $rc"
+	rp_end s2 90 "cmc_rping -s"
 	[ "$(count_lines "$dir/s2.log" "REQ from \[fe80:.*\]:[1-9][0-9]* to \[fe80:.*\]:7472")" = 1 ] ||
 		fail "the REQ's CMA header (peer address and port) was not parsed"
 	[ "$(count_lines "$dir/s2.log" "pattern verified")" = 3 ] ||
@@ -275,30 +225,19 @@ fi
 # ---- reject-cmd: cmc_rping -s -R -> rping -c --------------------------------
 if want reject-cmd; then
 	say "reject-cmd: cmc_rping -s -R rejects rping -c (reason 28, private data)"
-	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7473 -n 1 -R -P "cmd rejects you" >"$dir/s3.log" 2>&1 &
-	srv=$!
-	pids+=("$srv")
-	wait_line "$dir/s3.log" "listening" 60 || fail "cmc_rping -s -R did not listen"
-	rping -c -v -C 1 -a "$A0%veth1" -p 7473 >"$dir/rping-c3.log" 2>&1
-	rc=$?
-	echo "-- rping -c (exit $rc)"
-	show "$dir/rping-c3.log"
+	rp_listen s3 "cmc_rping -s -R" -p 7473 -n 1 -R -P "cmd rejects you"
+	run_show rping-c3 "rping -c" rping -c -v -C 1 -a "$A0%veth1" -p 7473
 	[ $rc != 0 ] || fail "rping -c succeeded against a rejecting listener"
 	[ "$(count_lines "$dir/rping-c3.log" "RDMA_CM_EVENT_REJECTED, error 28")" = 1 ] ||
 		fail "rping -c did not report REJECTED, error 28"
-	wait_timeout "$srv" 60
-	rc=$?
-	echo "-- cmc_rping -s -R (exit $rc)"
-	show "$dir/s3.log"
-	[ $rc = 0 ] || fail "cmc_rping -s -R exited $rc"
+	rp_end s3 60 "cmc_rping -s -R"
 fi
 
 # ---- reject-kern: nobody listens -> REJ 8 -----------------------------------
 if want reject-kern; then
 	say "reject-kern: cmc_rping -c to port 7499 where nobody listens"
-	"$RP" -v -c -S "$SOCK" -d rxe0 -a "$A1%veth1" -p 7499 -E 8 >"$dir/c4.log" 2>&1
-	rc=$?
-	show "$dir/c4.log"
+	run_show c4 "cmc_rping -c -E 8" "$RP" -v -c -S "$SOCK" -d rxe0 \
+		-a "$A1%veth1" -p 7499 -E 8
 	[ $rc = 0 ] || fail "cmc_rping -c -E 8 exited $rc"
 	[ "$(count_lines "$dir/c4.log" "rejected: reason 8 \(invalid service id")" = 1 ] ||
 		fail "no REJ 8 mapped to \"invalid service id\""
@@ -309,10 +248,7 @@ if want mra; then
 	say "mra: cmc_rping -s -b 1 -H 6000, two rping -c at once"
 	mra0=$(kctr cm_rx_msgs/mra)
 	retr0=$(kctr cm_tx_retries/req)
-	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7475 -n 2 -b 1 -H 6000 >"$dir/s5.log" 2>&1 &
-	srv=$!
-	pids+=("$srv")
-	wait_line "$dir/s5.log" "listening" 60 || fail "cmc_rping -s -b 1 did not listen"
+	rp_listen s5 "cmc_rping -s -b 1" -p 7475 -n 2 -b 1 -H 6000
 	t=$(now_us)
 	rping -c -V -v -C 1 -a "$A0%veth1" -p 7475 >"$dir/rping-m1.log" 2>&1 &
 	m1=$!
@@ -362,14 +298,9 @@ fi
 # ---- ipv4: both directions over ::ffff:10.0.0.x GIDs --------------------------
 if want ipv4; then
 	say "ipv4: cmc_rping -c -> rping -s $V4B:7476, rping -c -> cmc_rping -s $V4A:7477"
-	rping -s -v -a "$V4B" -p 7476 >"$dir/rping-s4.log" 2>&1 &
-	rs=$!
-	pids+=("$rs")
-	wait_kernel_listen 60 || fail "rping -s did not listen on $V4B"
-	"$RP" -v -c -S "$SOCK" -d rxe0 -a "$V4B" -p 7476 -C 2 >"$dir/c6.log" 2>&1
-	rc=$?
-	echo "-- cmc_rping -c $V4B (exit $rc)"
-	show "$dir/c6.log"
+	rping_listen rping-s4 "$V4B" 7476
+	run_show c6 "cmc_rping -c $V4B" "$RP" -v -c -S "$SOCK" -d rxe0 -a "$V4B" \
+		-p 7476 -C 2
 	[ $rc = 0 ] || fail "cmc_rping -c over IPv4 exited $rc"
 	[ "$(count_lines "$dir/c6.log" "^2 of 2 ping\(s\) verified")" = 1 ] ||
 		fail "cmc_rping -c over IPv4 did not verify 2 pings"
@@ -378,55 +309,22 @@ if want ipv4; then
 	show "$dir/rping-s4.log"
 	[ "$(count_lines "$dir/rping-s4.log" "^server ping data: rdma-ping-[0-1]: ")" = 2 ] ||
 		fail "rping -s over IPv4 did not see 2 pings"
-	"$RP" -v -s -S "$SOCK" -d rxe0 -p 7477 -n 1 >"$dir/s7.log" 2>&1 &
-	srv=$!
-	pids+=("$srv")
-	wait_line "$dir/s7.log" "listening" 60 || fail "cmc_rping -s did not listen"
-	rping -c -V -v -C 2 -a "$V4A" -p 7477 >"$dir/rping-c7.log" 2>&1
-	rc=$?
-	echo "-- rping -c $V4A (exit $rc)"
-	show "$dir/rping-c7.log"
-	[ $rc = 0 ] || fail "rping -c over IPv4 exited $rc"
-	[ "$(count_lines "$dir/rping-c7.log" "^ping data: rdma-ping-[0-1]: ")" = 2 ] ||
-		fail "rping -c over IPv4 did not verify 2 pings"
-	wait_timeout "$srv" 90
-	rc=$?
-	echo "-- cmc_rping -s (exit $rc)"
-	show "$dir/s7.log"
-	[ $rc = 0 ] || fail "cmc_rping -s over IPv4 exited $rc"
+	rping_to_cmd s7 rping-c7 "$V4A" 7477 2 " over IPv4"
+	rp_end s7 90 "cmc_rping -s over IPv4"
 	[ "$(count_lines "$dir/s7.log" "REQ from \[$V4B\]:[1-9][0-9]* to \[$V4A\]:7477")" = 1 ] ||
 		fail "IPv4 CMA header not parsed"
 fi
 
 # ---- end ----------------------------------------------------------------------
 say "end: cmctl counters"
-end=$(($(now_us) + 10000000))
-declare -A ctr
-while :; do
-	"$CMCTL" -s "$SOCK" counters >"$dir/counters.log" 2>&1
-	ctr=()
-	while read -r k v; do ctr[$k]=$v; done <"$dir/counters.log"
-	[ "${ctr[ids]:-x}" = 0 ] && [ "${ctr[records]:-x}" = 0 ] && break
-	(($(now_us) < end)) || break
-	nap 0.2
-done
-for k in mad_rx mad_tx mad_tx_errors mad_malformed req_sent rep_sent rtu_sent \
-	dreq_sent drep_sent rej_sent mra_sent req_held timeouts ids records; do
-	printf '   %-16s %s\n' "$k" "${ctr[$k]:-?}"
-done
-[ "${ctr[mad_tx_errors]:-x}" = 0 ] || fail "mad_tx_errors ${ctr[mad_tx_errors]:-?}"
-[ "${ctr[mad_malformed]:-x}" = 0 ] || fail "mad_malformed ${ctr[mad_malformed]:-?}"
-[ "${ctr[ids]:-x}" = 0 ] || fail "${ctr[ids]:-?} id(s) left in the daemon"
-[ "${ctr[records]:-x}" = 0 ] || fail "${ctr[records]:-?} connection record(s) left"
+read_counters 10 mad_rx mad_tx mad_tx_errors mad_malformed req_sent \
+	rep_sent rtu_sent dreq_sent drep_sent rej_sent mra_sent req_held \
+	timeouts ids records
+check_counters_clean
 for g in cm_tx_msgs cm_rx_msgs; do
 	line="   rxe1 ib_cm $g:"
 	for m in req mra rej rep rtu dreq drep; do line+=" $m $(kctr "$g/$m")"; done
 	echo "$line"
 done
-kill -TERM "$cmd_pid"
-wait "$cmd_pid"
-rc=$?
-pids=()
-[ $rc = 0 ] || fail "cmd exited $rc on SIGTERM"
-say "interop: $([ $failures = 0 ] && echo PASS || echo "FAIL ($failures)") in $(elapsed) s"
-[ $failures = 0 ]
+cmd_stop
+say_verdict interop

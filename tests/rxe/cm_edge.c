@@ -37,27 +37,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmclient.h"
+#include "rxe_common.h"
 
 #define SVC_BACKLOG 0x0000000000e2eb10ull
 #define SVC_KILLED 0x0000000000e2ed1eull
 #define WAIT_MS 30000 /* a hang guard sized for the TCG VM, not a speed */
 #define REJ_TEXT "backlog test: not you"
 
-static int failures;
 static const char *sock;
 static uint32_t next_qpn;
 static unsigned int repeat_killed;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			failures++;                                            \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__);                                   \
-			printf("\n");                                          \
-		}                                                              \
-	} while (0)
 
 static uint32_t qpn(void)
 {
@@ -67,70 +56,21 @@ static uint32_t qpn(void)
 	return next_qpn;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/*
- * The next event of id (or of any id when id is NULL) on ch, skipping the
- * informational MRA_RECEIVED; NULL on timeout or error (reported).
- */
-static struct cmc_event *next_event(struct cmc_channel *ch, struct cmc_id *id,
-				    int ms)
-{
-	struct cmc_event *ev;
-	int r;
-
-	for (;;) {
-		r = id ? cmc_get_event_id(ch, id, &ev, ms) :
-			 cmc_get_event(ch, &ev, ms);
-		if (r) {
-			printf("  no event within %d ms: %s\n", ms,
-			       cmc_strerror(r));
-			return NULL;
-		}
-		if (ev->type != CMC_EVENT_MRA_RECEIVED)
-			return ev;
-		cmc_ack_event(ev);
-	}
-}
-
-/* Expect the next event to be of this type; returns it (unacked) or NULL. */
+/* The next event (MRA_RECEIVED skipped) must be of this type. */
 static struct cmc_event *expect(struct cmc_channel *ch, struct cmc_id *id,
 				enum cmc_event_type type, const char *what)
 {
-	struct cmc_event *ev = next_event(ch, id, WAIT_MS);
-
-	if (!ev) {
-		CHECK(0, "%s: want %s, got nothing", what, cmc_event_str(type));
-		return NULL;
-	}
-	if (ev->type != type) {
-		CHECK(0, "%s: want %s, got %s (status %d)", what,
-		      cmc_event_str(type), cmc_event_str(ev->type), ev->status);
-		cmc_ack_event(ev);
-		return NULL;
-	}
-	printf("  %s: %s\n", what, cmc_event_str(type));
-	return ev;
+	return rxe_expect(ch, id, type, WAIT_MS, what);
 }
 
 static int connect_to(struct cmc_id *id, uint64_t service_id)
 {
 	struct cmc_conn_param p;
 
-	memset(&p, 0, sizeof(p));
+	rxe_conn_param(&p, qpn());
 	p.service_id = service_id;
 	p.dst.family = CMC_AF_IPV4;
 	inet_pton(AF_INET, "127.0.0.1", p.dst.addr);
-	p.qp_num = qpn();
-	p.start_psn = (uint32_t)lrand48() & 0xffffff;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
 	return cmc_connect(id, &p);
 }
 
@@ -138,11 +78,22 @@ static int accept_id(struct cmc_id *id)
 {
 	struct cmc_accept_param ap;
 
-	memset(&ap, 0, sizeof(ap));
-	ap.qp_num = qpn();
-	ap.start_psn = (uint32_t)lrand48() & 0xffffff;
-	ap.rnr_retry_count = 7;
+	rxe_accept_param(&ap, qpn());
 	return cmc_accept(id, &ap);
+}
+
+/* A server channel (*sv, NULL if it cannot be opened) listening on svc. */
+static int open_listener(struct cmc_channel **sv, struct cmc_id **l,
+			 uint64_t svc, unsigned int backlog)
+{
+	int r = cmc_open(sock, "cm_edge-server", sv);
+
+	if (!r)
+		r = cmc_create_id(*sv, NULL, CMC_QP_RC, l);
+	if (!r)
+		r = cmc_listen(*l, svc, ~0ull, backlog, NULL);
+	CHECK(!r, "listener: %s", cmc_strerror(r));
+	return r;
 }
 
 /* The listener's row in the daemon's list. */
@@ -166,24 +117,6 @@ static bool listener_row(struct cmc_channel *ch, struct cmc_id *l,
 	return false;
 }
 
-/* A global counter by name; -1 if it cannot be read. */
-static int64_t counter(struct cmc_channel *ch, const char *name)
-{
-	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
-	uint64_t cursor = 0;
-	int n;
-
-	do {
-		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
-		if (n < 0)
-			return -1;
-		for (int i = 0; i < n; i++)
-			if (!strcmp(c[i].name, name))
-				return (int64_t)c[i].value;
-	} while (cursor);
-	return -1;
-}
-
 /* Wait for TIMEWAIT_EXIT on id (after DREP_RECEIVED or our DREP). */
 static void to_timewait_exit(struct cmc_channel *ch, struct cmc_id *id,
 			     const char *what)
@@ -203,14 +136,10 @@ static void test_backlog(void)
 	int r;
 
 	printf("backlog: listener backlog 1, three REQs\n");
-	r = cmc_open(sock, "cm_edge-server", &sv);
-	if (!r)
-		r = cmc_open(sock, "cm_edge-client", &cl);
-	if (!r)
-		r = cmc_create_id(sv, NULL, CMC_QP_RC, &l);
-	if (!r)
-		r = cmc_listen(l, SVC_BACKLOG, ~0ull, 1, NULL);
-	CHECK(!r, "listener: %s", cmc_strerror(r));
+	if (open_listener(&sv, &l, SVC_BACKLOG, 1))
+		goto out;
+	r = cmc_open(sock, "cm_edge-client", &cl);
+	CHECK(!r, "client: %s", cmc_strerror(r));
 	if (r)
 		goto out;
 	for (uintptr_t i = 0; i < 3; i++) {
@@ -228,7 +157,7 @@ static void test_backlog(void)
 		goto out;
 	a = ev->id;
 	cmc_ack_event(ev);
-	ev = next_event(sv, NULL, 1500);
+	ev = rxe_next_event(sv, NULL, 1500);
 	CHECK(!ev, "a second REQ_RECEIVED came with no credit left (%s)",
 	      ev ? cmc_event_str(ev->type) : "");
 	if (ev)
@@ -242,20 +171,12 @@ static void test_backlog(void)
 	printf("  listener: credits %u/%u, held %u, req_held counter %" PRId64
 	       "\n",
 	       row.credits_in_use, row.backlog, row.held_reqs,
-	       counter(sv, "req_held"));
+	       rxe_counter(sv, "req_held"));
 
 	/* Accept the first: its credit comes back, the next REQ follows. */
-	r = accept_id(a);
-	CHECK(!r, "accept: %s", cmc_strerror(r));
-	ev = expect(cl, NULL, CMC_EVENT_REP_RECEIVED, "client: REP");
-	if (!ev)
+	rxe_accept_establish(sv, a, qpn(), cl, &ca, WAIT_MS, "first conn");
+	if (!ca)
 		goto out;
-	ca = ev->id;
-	cmc_ack_event(ev);
-	r = cmc_rtu(ca, NULL, 0);
-	CHECK(!r, "rtu: %s", cmc_strerror(r));
-	ev = expect(sv, a, CMC_EVENT_ESTABLISHED, "server: first conn");
-	cmc_ack_event(ev);
 	ev = expect(sv, NULL, CMC_EVENT_REQ_RECEIVED,
 		    "server: second REQ after the accept");
 	if (!ev)
@@ -289,17 +210,9 @@ static void test_backlog(void)
 		goto out;
 	d = ev->id;
 	cmc_ack_event(ev);
-	r = accept_id(d);
-	CHECK(!r, "accept: %s", cmc_strerror(r));
-	ev = expect(cl, NULL, CMC_EVENT_REP_RECEIVED, "client: REP");
-	if (!ev)
+	rxe_accept_establish(sv, d, qpn(), cl, &cd, WAIT_MS, "third conn");
+	if (!cd)
 		goto out;
-	cd = ev->id;
-	cmc_ack_event(ev);
-	r = cmc_rtu(cd, NULL, 0);
-	CHECK(!r, "rtu: %s", cmc_strerror(r));
-	ev = expect(sv, d, CMC_EVENT_ESTABLISHED, "server: third conn");
-	cmc_ack_event(ev);
 	CHECK(listener_row(sv, l, &row) && row.credits_in_use == 0 &&
 		      row.held_reqs == 0,
 	      "listener credits %u/%u, held %u; want 0 and 0",
@@ -399,7 +312,7 @@ static void test_killed(struct cmc_channel *sv, bool accept_first)
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 	      "child status 0x%x", status);
 	printf("  client %d killed\n", (int)pid);
-	ev = next_event(sv, k, WAIT_MS);
+	ev = rxe_next_event(sv, k, WAIT_MS);
 	CHECK(ev && (ev->type == CMC_EVENT_REJ_RECEIVED ||
 		     ev->type == CMC_EVENT_CONNECT_ERROR),
 	      "server id: want REJ_RECEIVED or CONNECT_ERROR, got %s",
@@ -420,7 +333,7 @@ static void test_clean(void)
 {
 	struct cmc_channel *ch;
 	int64_t ids = -1, records = -1;
-	double end = now_s() + 60; /* timewaits end; a leak never does */
+	double end = rxe_now_s() + 60; /* timewaits end; a leak never does */
 	int r;
 
 	printf("clean: nothing left in the daemon\n");
@@ -429,12 +342,12 @@ static void test_clean(void)
 	if (r)
 		return;
 	do {
-		ids = counter(ch, "ids");
-		records = counter(ch, "records");
+		ids = rxe_counter(ch, "ids");
+		records = rxe_counter(ch, "records");
 		if (!ids && !records)
 			break;
 		usleep(100000);
-	} while (now_s() < end);
+	} while (rxe_now_s() < end);
 	printf("  ids %" PRId64 ", records %" PRId64 "\n", ids, records);
 	CHECK(ids == 0 && records == 0, "ids %" PRId64 ", records %" PRId64,
 	      ids, records);
@@ -445,7 +358,7 @@ int main(int argc, char **argv)
 {
 	struct cmc_channel *sv;
 	struct cmc_id *l;
-	double t0 = now_s();
+	double t0 = rxe_now_s();
 	int r;
 
 	if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "-k"))) {
@@ -463,12 +376,7 @@ int main(int argc, char **argv)
 	if (!repeat_killed)
 		test_backlog();
 
-	r = cmc_open(sock, "cm_edge-server", &sv);
-	if (!r)
-		r = cmc_create_id(sv, NULL, CMC_QP_RC, &l);
-	if (!r)
-		r = cmc_listen(l, SVC_KILLED, ~0ull, 4, NULL);
-	CHECK(!r, "listener: %s", cmc_strerror(r));
+	r = open_listener(&sv, &l, SVC_KILLED, 4);
 	for (unsigned int i = 0; !r && i < (repeat_killed ? repeat_killed : 1);
 	     i++) {
 		test_killed(sv, false);
@@ -478,6 +386,6 @@ int main(int argc, char **argv)
 
 	test_clean();
 	printf("cm_edge: %s (%d failure(s)) in %.2f s\n",
-	       failures ? "FAIL" : "PASS", failures, now_s() - t0);
-	return failures ? 1 : 0;
+	       rxe_failures ? "FAIL" : "PASS", rxe_failures, rxe_now_s() - t0);
+	return rxe_failures ? 1 : 0;
 }

@@ -42,24 +42,12 @@
 
 #include <infiniband/verbs.h>
 
-#include "cmclient.h"
+#include "rxe_common.h"
 
 #define PORT 7472
 #define WAIT_MS 30000 /* an event that must come: a hang guard */
 #define QUIET_MS 500 /* "nothing more comes": how long we look */
 #define DELETE_WAIT_S 120 /* the delete, once DEV_B is closed: a hang guard */
-
-static int failures;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			failures++;                                            \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__);                                   \
-			printf("\n");                                          \
-		}                                                              \
-	} while (0)
 
 /* One application's verbs side on one device. */
 struct app {
@@ -69,14 +57,6 @@ struct app {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp[2];
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int app_open(struct app *a, const char *dev)
 {
@@ -139,66 +119,15 @@ static bool dev_listed(const char *dev)
 	return found;
 }
 
-static int64_t counter(struct cmc_channel *ch, const char *name)
-{
-	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
-	uint64_t cursor = 0;
-	int n;
-
-	do {
-		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
-		if (n < 0)
-			return -1;
-		for (int i = 0; i < n; i++)
-			if (!strcmp(c[i].name, name))
-				return (int64_t)c[i].value;
-	} while (cursor);
-	return -1;
-}
-
-/* The next event of id (any id if NULL), MRAs skipped; NULL on timeout. */
-static struct cmc_event *next_ev(struct cmc_channel *ch, struct cmc_id *id,
-				 int ms)
-{
-	struct cmc_event *ev;
-	int r;
-
-	for (;;) {
-		r = id ? cmc_get_event_id(ch, id, &ev, ms) :
-			 cmc_get_event(ch, &ev, ms);
-		if (r)
-			return NULL;
-		if (ev->type != CMC_EVENT_MRA_RECEIVED)
-			return ev;
-		cmc_ack_event(ev);
-	}
-}
-
 static struct cmc_event *expect(struct cmc_channel *ch, struct cmc_id *id,
 				enum cmc_event_type type, const char *what)
 {
-	struct cmc_event *ev = next_ev(ch, id, WAIT_MS);
-
-	if (!ev) {
-		CHECK(0, "%s: no %s", what, cmc_event_str(type));
-		return NULL;
-	}
-	if (ev->type != type) {
-		CHECK(0, "%s: want %s, got %s (status %d)", what,
-		      cmc_event_str(type), cmc_event_str(ev->type), ev->status);
-		cmc_ack_event(ev);
-		return NULL;
-	}
-	return ev;
+	return rxe_expect(ch, id, type, WAIT_MS, what);
 }
 
 static void conn_param(struct cmc_conn_param *p, struct ibv_qp *qp)
 {
-	memset(p, 0, sizeof(*p));
-	p->qp_num = qp->qp_num;
-	p->start_psn = (uint32_t)lrand48() & 0xffffff;
-	p->retry_count = 7;
-	p->rnr_retry_count = 7;
+	rxe_conn_param(p, qp->qp_num);
 	p->max_cm_retries = 5;
 	/* The REQ_RCVD id must stay unanswered without an MRA race. */
 	p->local_cm_response_timeout = 20;
@@ -214,10 +143,7 @@ static void serve(struct cmc_id *sid, struct ibv_qp *qp)
 	r = cmc_modify_qp(sid, qp, IBV_QPS_INIT);
 	r = r ? r : cmc_modify_qp(sid, qp, IBV_QPS_RTR);
 	CHECK(!r, "server QP to RTR: %s", cmc_strerror(r));
-	memset(&ap, 0, sizeof(ap));
-	ap.qp_num = qp->qp_num;
-	ap.start_psn = (uint32_t)lrand48() & 0xffffff;
-	ap.rnr_retry_count = 7;
+	rxe_accept_param(&ap, qp->qp_num);
 	r = cmc_accept(sid, &ap);
 	CHECK(!r, "accept: %s", cmc_strerror(r));
 	r = cmc_modify_qp(sid, qp, IBV_QPS_RTS);
@@ -327,9 +253,7 @@ int main(int argc, char **argv)
 	union ibv_gid dgid;
 	struct cmc_event *ev;
 	struct cmc_id_info info;
-	struct sockaddr_in dst = { .sin_family = AF_INET,
-				   .sin_port = htons(PORT) };
-	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dst, src;
 	struct cmc_conn_param p;
 	bool seen[2] = { false, false };
 	double t0, t_closed;
@@ -381,7 +305,7 @@ int main(int argc, char **argv)
 	       argv[2], argv[3]);
 
 	/* 2. The delete, in the background; DEVICE_REMOVAL once each. */
-	t0 = now_s();
+	t0 = rxe_now_s();
 	del = start(argv + 4);
 	CHECK(del > 0, "cannot start the delete");
 	gone[0] = s[0];
@@ -389,7 +313,7 @@ int main(int argc, char **argv)
 	for (int n = 0; n < 2; n++) {
 		int k;
 
-		ev = next_ev(sv, NULL, WAIT_MS);
+		ev = rxe_next_event(sv, NULL, WAIT_MS);
 		if (!ev) {
 			CHECK(0, "no DEVICE_REMOVAL (%d of 2 seen)", n);
 			break;
@@ -411,14 +335,14 @@ int main(int argc, char **argv)
 	}
 	printf("devremove: DEVICE_REMOVAL x2 %.2f s after the delete started; "
 	       "delete %s\n",
-	       now_s() - t0,
+	       rxe_now_s() - t0,
 	       reaped(del) < 0 ? "still waiting (our verbs context is open)" :
 				 "already done");
 	for (int k = 0; k < 2; k++)
 		CHECK(cmc_query_id(gone[k], &info) == 0 &&
 			      info.state == CMC_STATE_IDLE,
 		      "server id %d not IDLE after DEVICE_REMOVAL", k);
-	ev = next_ev(sv, NULL, QUIET_MS);
+	ev = rxe_next_event(sv, NULL, QUIET_MS);
 	CHECK(!ev, "after DEVICE_REMOVAL: %s",
 	      ev ? cmc_event_str(ev->type) : "");
 	if (ev)
@@ -428,8 +352,9 @@ int main(int argc, char **argv)
 	for (int k = 0; k < 2; k++)
 		CHECK(cmc_destroy_id(gone[k]) == 0, "destroy server id %d", k);
 	app_close(&B);
-	t_closed = now_s();
-	while ((st = reaped(del)) < 0 && now_s() - t_closed < DELETE_WAIT_S) {
+	t_closed = rxe_now_s();
+	while ((st = reaped(del)) < 0 &&
+	       rxe_now_s() - t_closed < DELETE_WAIT_S) {
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
@@ -441,10 +366,10 @@ int main(int argc, char **argv)
 	CHECK(st == 0, "the delete %s", st < 0 ? "did not complete" : "failed");
 	printf("devremove: delete completed %.2f s after the server closed "
 	       "%s\n",
-	       now_s() - t_closed, argv[3]);
+	       rxe_now_s() - t_closed, argv[3]);
 	CHECK(!dev_listed(argv[3]), "%s still listed", argv[3]);
 	/* The client's ids (on DEV_A) were not told; destroy ends them. */
-	ev = next_ev(cl, NULL, 0);
+	ev = rxe_next_event(cl, NULL, 0);
 	CHECK(!ev || ev->type != CMC_EVENT_DEVICE_REMOVAL,
 	      "a client id on %s got DEVICE_REMOVAL", argv[2]);
 	if (ev)
@@ -454,8 +379,7 @@ int main(int argc, char **argv)
 	app_close(&A);
 
 	/* 4. Still serving: a loopback connection on rxe0. */
-	inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
-	inet_pton(AF_INET, "127.0.0.1", &src.sin_addr);
+	rxe_loopback_addrs(&dst, &src, PORT);
 	r = cmc_create_id(cl, NULL, CMC_QP_RC, &lc);
 	conn_param(&p, L.qp[0]);
 	r = r ? r :
@@ -477,14 +401,15 @@ int main(int argc, char **argv)
 	cmc_destroy_id(lc);
 
 	/* 5. Counters. */
-	CHECK(counter(sv, "device_removed") == 1, "device_removed %" PRId64,
-	      counter(sv, "device_removed"));
-	CHECK(counter(sv, "device_removed_ids") == 2,
-	      "device_removed_ids %" PRId64, counter(sv, "device_removed_ids"));
+	CHECK(rxe_counter(sv, "device_removed") == 1, "device_removed %" PRId64,
+	      rxe_counter(sv, "device_removed"));
+	CHECK(rxe_counter(sv, "device_removed_ids") == 2,
+	      "device_removed_ids %" PRId64,
+	      rxe_counter(sv, "device_removed_ids"));
 	cmc_destroy_id(lis);
 	cmc_close(cl);
 	cmc_close(sv);
 	app_close(&L);
-	printf("devremove: %s\n", failures ? "FAIL" : "PASS");
-	return failures ? 1 : 0;
+	printf("devremove: %s\n", rxe_failures ? "FAIL" : "PASS");
+	return rxe_failures ? 1 : 0;
 }

@@ -33,9 +33,6 @@ set -u
 
 B=${1:?usage: e2e.sh BUILD_ROOT [--kernel-cm]}
 MODE=${2:-}
-B=$(cd "$B" && pwd) || exit 1
-CMD=$B/daemon/cmd
-CMCTL=$B/client-lib/cmctl
 SERVER=$B/client-lib/cmc_server
 CLIENT=$B/client-lib/cmc_client
 EDGE=$B/tests/rxe/cm_edge
@@ -45,92 +42,44 @@ DST=127.0.0.1
 CONNS=20
 CLIENTS=4
 
-T0=$EPOCHREALTIME
-failures=0
-pids=()
+# shellcheck source=tests/lib/vmtest.sh
+. "$(dirname "$0")/../lib/vmtest.sh"
 
 if [ ! -e "/sys/class/infiniband/$DEV" ]; then
 	echo "e2e.sh: SKIP: no $DEV here (run it through tests/vm/run.sh)"
 	exit 77
 fi
-# A socket needs a file system that has them (not 9p): /run.
-dir=/run/cmd-e2e.$$
-mkdir -p "$dir" || exit 1
-SOCK=$dir/cmd.sock
+vm_dir e2e
 
-# Sleep without a process: read from a FIFO nobody writes to (the guest
-# has no /dev/fd for a <(:)).
-mkfifo "$dir/nap" && exec {NAP_FD}<>"$dir/nap" || exit 1
-nap() { read -r -t "$1" -u "$NAP_FD" _ || :; }
-elapsed() {
-	local t=$EPOCHREALTIME
-	printf '%.2f' "$(((${t/./} - ${T0/./}) / 10000))e-2"
+# end_server LOG LABEL: wait for the cmc_server started last (srv), which
+# logs to $dir/LOG.log and must exit 0.
+end_server() {
+	wait_timeout "$srv" 120
+	rc=$?
+	echo "-- $2 (exit $rc)"
+	show "$dir/$1.log"
+	[ $rc = 0 ] || fail "$2 exited $rc"
 }
-say() { echo "== [$(elapsed) s] $*"; }
-fail() {
-	echo "e2e.sh: FAIL: $*"
-	failures=$((failures + 1))
+# run_pair FLAG ARGS...: cmc_server -FLAG ARGS in the background until it
+# listens, then cmc_client -FLAG ARGS against it, which must exit 0. Logs
+# server-flag.log and client-flag.log; end_server waits for the server.
+run_pair() {
+	local f=$1 l=${1,,}
+	shift
+	"$SERVER" -S "$SOCK" -d "$DEV" -g "$GID" -"$f" "$@" >"$dir/server-$l.log" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	wait_line "$dir/server-$l.log" "^listening" 60 || fail "cmc_server -$f did not listen"
+	run_show "client-$l" "cmc_client -$f" "$CLIENT" -S "$SOCK" -d "$DEV" \
+		-g "$GID" -"$f" "$@" "$DST"
+	[ $rc = 0 ] || fail "cmc_client -$f exited $rc"
 }
-# Does file $1 have a line matching the (bash) regex $2? N: how many.
-count_lines() {
-	local n=0 line
-	[ -f "$1" ] || {
-		echo 0
-		return
-	}
-	while IFS= read -r line; do
-		[[ $line =~ $2 ]] && n=$((n + 1))
-	done <"$1"
-	echo "$n"
-}
-# Wait up to $3 s for a line matching $2 in file $1. The caps in this
-# file are hang guards sized for the TCG VM on a loaded 2-core host (a
-# program start there takes seconds, not the milliseconds of an idle
-# host); run.sh's --timeout bounds the whole.
-wait_line() {
-	local end=$((${EPOCHREALTIME/./} + ${3}000000))
-	while ((${EPOCHREALTIME/./} < end)); do
-		[ "$(count_lines "$1" "$2")" -gt 0 ] && return 0
-		nap 0.05
-	done
-	return 1
-}
-# wait for pid $1 for up to $2 s, then SIGTERM it; its exit status.
-wait_timeout() {
-	local end=$((${EPOCHREALTIME/./} + ${2}000000))
-	while kill -0 "$1" 2>/dev/null; do
-		if ((${EPOCHREALTIME/./} >= end)); then
-			echo "e2e.sh: pid $1 still running after $2 s: SIGTERM"
-			kill -TERM "$1" 2>/dev/null
-			break
-		fi
-		nap 0.05
-	done
-	wait "$1"
-}
-show() { # file, indented
-	local line
-	while IFS= read -r line; do echo "   $line"; done <"$1"
-}
-
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$dir"
-}
-trap cleanup EXIT
 
 # ---- --kernel-cm -------------------------------------------------------
 if [ "$MODE" = --kernel-cm ]; then
 	say "ib_cm first: loading the kernel CM before cmd starts"
 	if [ -n "${CMD_VM_CM_READY:-}" ] && [ -n "${CMD_VM_CM_LOADED:-}" ]; then
-		: >"$CMD_VM_CM_READY" # nothing of ours registered: go ahead
-		end=$((${EPOCHREALTIME/./} + 60000000))
-		while [ ! -e "$CMD_VM_CM_LOADED" ] && ((${EPOCHREALTIME/./} < end)); do
-			nap 0.05
-		done
-		read -r mrc <"$CMD_VM_CM_LOADED" || mrc=missing
+		cm_ready_loaded # nothing of ours registered: go ahead
 		echo "   harness: modprobe ib_cm rdma_cm rdma_ucm: exit $mrc"
 		[ "$mrc" = 0 ] || fail "the harness could not load ib_cm"
 	else
@@ -162,17 +111,13 @@ if [ "$MODE" = --kernel-cm ]; then
 	*) fail "exit status $rc, want 1 (no port could be served)" ;;
 	esac
 	[ ! -e "$SOCK" ] || fail "cmd left its socket behind"
-	say "kernel-cm: $([ $failures = 0 ] && echo PASS || echo "FAIL ($failures)") in $(elapsed) s"
-	[ $failures = 0 ]
+	say_verdict kernel-cm
 	exit
 fi
 
 # ---- the daemon --------------------------------------------------------
 say "cmd --device $DEV on $(uname -r): the umad path"
-"$CMD" --device "$DEV" --socket "$SOCK" >"$dir/cmd.log" 2>&1 &
-cmd_pid=$!
-pids+=("$cmd_pid")
-if ! wait_line "$dir/cmd.log" "serving 1 port" 60; then
+if ! cmd_start 1 60 --device "$DEV"; then
 	show "$dir/cmd.log"
 	fail "cmd did not come up"
 	exit 1
@@ -210,11 +155,7 @@ for p in "${cpids[@]}"; do
 	n=$(count_lines "$dir/client$i.log" "server verified 4096 bytes and answered correctly")
 	[ "$n" = $((CONNS / CLIENTS)) ] || fail "cmc_client $i: $n connection(s) verified"
 done
-wait_timeout "$srv" 120
-rc=$?
-echo "-- cmc_server (exit $rc)"
-show "$dir/server.log"
-[ $rc = 0 ] || fail "cmc_server exited $rc"
+end_server server cmc_server
 n=$(count_lines "$dir/server.log" "message and 4096 RDMA-written bytes verified")
 [ "$n" = $CONNS ] || fail "cmc_server verified $n of $CONNS"
 n=$(count_lines "$dir/server.log" "client disconnected, DREP sent")
@@ -226,99 +167,51 @@ n=$(count_lines "$dir/server.log" "timewait over")
 
 # ---- passive side disconnects --------------------------------------------
 say "passive: cmc_server -D disconnects, cmc_client -D answers"
-"$SERVER" -S "$SOCK" -d "$DEV" -g "$GID" -c 3 -D -s 0xd15c >"$dir/server-d.log" 2>&1 &
-srv=$!
-pids+=("$srv")
-wait_line "$dir/server-d.log" "^listening" 60 || fail "cmc_server -D did not listen"
-"$CLIENT" -S "$SOCK" -d "$DEV" -g "$GID" -c 3 -D -s 0xd15c "$DST" >"$dir/client-d.log" 2>&1
-rc=$?
-echo "-- cmc_client -D (exit $rc)"
-show "$dir/client-d.log"
-[ $rc = 0 ] || fail "cmc_client -D exited $rc"
+run_pair D -c 3 -s 0xd15c
 [ "$(count_lines "$dir/client-d.log" "server disconnected, DREP sent")" = 3 ] ||
 	fail "cmc_client -D did not answer 3 DREQs"
 [ "$(count_lines "$dir/client-d.log" "timewait over")" = 3 ] ||
 	fail "cmc_client -D: timewait"
-wait_timeout "$srv" 120
-rc=$?
-echo "-- cmc_server -D (exit $rc)"
-show "$dir/server-d.log"
-[ $rc = 0 ] || fail "cmc_server -D exited $rc"
+end_server server-d "cmc_server -D"
 [ "$(count_lines "$dir/server-d.log" "DREQ sent")" = 3 ] || fail "cmc_server -D: DREQs"
 [ "$(count_lines "$dir/server-d.log" "disconnected \(DREP received\)")" = 3 ] ||
 	fail "cmc_server -D: DREPs"
 
 # ---- reject with private data --------------------------------------------
 say "reject: cmc_server -R, cmc_client -R"
-"$SERVER" -S "$SOCK" -d "$DEV" -g "$GID" -c 2 -R -s 0x4e4a >"$dir/server-r.log" 2>&1 &
-srv=$!
-pids+=("$srv")
-wait_line "$dir/server-r.log" "^listening" 60 || fail "cmc_server -R did not listen"
-"$CLIENT" -S "$SOCK" -d "$DEV" -g "$GID" -c 2 -R -s 0x4e4a "$DST" >"$dir/client-r.log" 2>&1
-rc=$?
-echo "-- cmc_client -R (exit $rc)"
-show "$dir/client-r.log"
-[ $rc = 0 ] || fail "cmc_client -R exited $rc"
+run_pair R -c 2 -s 0x4e4a
 for k in 0 1; do
 	[ "$(count_lines "$dir/client-r.log" "^conn $k: rejected, reason 28, private data \"cmc_server rejects request $k\"\$")" = 1 ] ||
 		fail "cmc_client -R: conn $k's REJ and its private data"
 done
-wait_timeout "$srv" 120
-rc=$?
-echo "-- cmc_server -R (exit $rc)"
-show "$dir/server-r.log"
-[ $rc = 0 ] || fail "cmc_server -R exited $rc"
+end_server server-r "cmc_server -R"
 
 # ---- backlog credits, both-side disconnect, killed clients ---------------
 say "edge: cm_edge (backlog, reject, DREQ each side, killed clients)"
-"$EDGE" "$SOCK" >"$dir/edge.log" 2>&1
-rc=$?
-show "$dir/edge.log"
+run_show edge cm_edge "$EDGE" "$SOCK"
 [ $rc = 0 ] || fail "cm_edge exited $rc"
 
 # ---- the daemon's view at the end ----------------------------------------
 say "end: cmctl counters and ids"
-# Clients are gone; the daemon notices closed sockets asynchronously and
-# destroyed ids finish their timewait: wait for 0 ids and records, up to
-# 60 s (a leak never gets there).
-end=$((${EPOCHREALTIME/./} + 60000000))
-declare -A ctr
-while :; do
-	"$CMCTL" -s "$SOCK" counters >"$dir/counters.log" 2>&1
-	ctr=()
-	while read -r k v; do ctr[$k]=$v; done <"$dir/counters.log"
-	[ "${ctr[ids]:-x}" = 0 ] && [ "${ctr[records]:-x}" = 0 ] && break
-	((${EPOCHREALTIME/./} < end)) || break
-	nap 0.2
-done
-for k in mad_rx mad_tx mad_tx_errors mad_malformed req_sent rep_sent rtu_sent \
-	dreq_sent drep_sent rej_sent req_held req_delivered timeouts ids records; do
-	printf '   %-16s %s\n' "$k" "${ctr[$k]:-?}"
-done
+read_counters 60 mad_rx mad_tx mad_tx_errors mad_malformed req_sent \
+	rep_sent rtu_sent dreq_sent drep_sent rej_sent req_held req_delivered \
+	timeouts ids records
 ((${ctr[mad_rx]:-0} > 0 && ${ctr[mad_tx]:-0} > 0)) ||
 	fail "no MAD went through the umad path (mad_rx ${ctr[mad_rx]:-?}, mad_tx ${ctr[mad_tx]:-?})"
 # Every MAD loops back on lo: each one sent is received.
 [ "${ctr[mad_rx]:-x}" = "${ctr[mad_tx]:-y}" ] ||
 	fail "mad_rx ${ctr[mad_rx]:-?} != mad_tx ${ctr[mad_tx]:-?} on a loopback port"
-[ "${ctr[mad_tx_errors]:-x}" = 0 ] || fail "mad_tx_errors ${ctr[mad_tx_errors]:-?}"
-[ "${ctr[mad_malformed]:-x}" = 0 ] || fail "mad_malformed ${ctr[mad_malformed]:-?}"
+check_counters_clean
 # 20 + 3 + 3 (cm_edge) connections were established at least.
 ((${ctr[req_sent]:-0} >= 28 && ${ctr[rtu_sent]:-0} >= 25)) ||
 	fail "too few REQs/RTUs sent (${ctr[req_sent]:-?}/${ctr[rtu_sent]:-?})"
 ((${ctr[req_held]:-0} >= 2)) || fail "req_held ${ctr[req_held]:-?}: no REQ waited for a credit"
-[ "${ctr[ids]:-x}" = 0 ] || fail "${ctr[ids]:-?} id(s) left in the daemon"
-[ "${ctr[records]:-x}" = 0 ] || fail "${ctr[records]:-?} connection record(s) left"
 "$CMCTL" -s "$SOCK" ids >"$dir/ids.log" 2>&1 || fail "cmctl ids"
 show "$dir/ids.log"
 [ "$(count_lines "$dir/ids.log" "^[0-9]")" = 0 ] || fail "cmctl ids lists ids"
 
-kill -TERM "$cmd_pid"
-wait "$cmd_pid"
-rc=$?
-pids=()
-[ $rc = 0 ] || fail "cmd exited $rc on SIGTERM"
+cmd_stop
 [ "$(count_lines "$dir/cmd.log" "^cmd: |not served")" = 0 ] || fail "cmd logged errors"
-echo "-- cmd (exit $rc), its log:"
+echo "-- cmd (exit $cmd_rc), its log:"
 show "$dir/cmd.log"
-say "e2e: $([ $failures = 0 ] && echo PASS || echo "FAIL ($failures)") in $(elapsed) s"
-[ $failures = 0 ]
+say_verdict e2e

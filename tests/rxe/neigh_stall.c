@@ -51,49 +51,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmclient.h"
+#include "rxe_common.h"
 
 #define CALLS 20
 #define PORT 7471
 #define FAIL_WAIT_MS 30000
 #define WAIT_MS 10000
 
-static int failures;
 static uint32_t next_qpn = 100;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			failures++;                                            \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__);                                   \
-			printf("\n");                                          \
-		}                                                              \
-	} while (0)
 
 static double now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int64_t counter(struct cmc_channel *ch, const char *name)
-{
-	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
-	uint64_t cursor = 0;
-	int n;
-
-	do {
-		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
-		if (n < 0)
-			return -1;
-		for (int i = 0; i < n; i++)
-			if (!strcmp(c[i].name, name))
-				return (int64_t)c[i].value;
-	} while (cursor);
-	return -1;
+	return rxe_now_s() * 1e3;
 }
 
 /* N full COUNTERS reads; the slowest one in ms, the total in *sum. */
@@ -104,7 +73,7 @@ static double time_calls(struct cmc_channel *ch, double *sum)
 	*sum = 0;
 	for (int i = 0; i < CALLS; i++) {
 		double t = now_ms();
-		int64_t v = counter(ch, "records");
+		int64_t v = rxe_counter(ch, "records");
 		double d = now_ms() - t;
 
 		CHECK(v >= 0, "counters call %d failed", i);
@@ -117,39 +86,10 @@ static double time_calls(struct cmc_channel *ch, double *sum)
 
 static void conn_param(struct cmc_conn_param *p)
 {
-	memset(p, 0, sizeof(*p));
-	p->qp_num = next_qpn++;
-	p->start_psn = (uint32_t)lrand48() & 0xffffff;
-	p->retry_count = 7;
-	p->rnr_retry_count = 7;
+	rxe_conn_param(p, next_qpn++);
 	p->max_cm_retries = 3;
 	p->local_cm_response_timeout = 16;
 	p->remote_cm_response_timeout = 16;
-}
-
-static struct cmc_event *expect(struct cmc_channel *ch, struct cmc_id *id,
-				enum cmc_event_type type, const char *what)
-{
-	struct cmc_event *ev;
-	int r;
-
-	do {
-		r = cmc_get_event_id(ch, id, &ev, WAIT_MS);
-		if (r) {
-			CHECK(0, "%s: no %s: %s", what, cmc_event_str(type),
-			      cmc_strerror(r));
-			return NULL;
-		}
-		if (ev->type == CMC_EVENT_MRA_RECEIVED)
-			cmc_ack_event(ev);
-	} while (ev->type == CMC_EVENT_MRA_RECEIVED);
-	if (ev->type != type) {
-		CHECK(0, "%s: want %s, got %s (status %d)", what,
-		      cmc_event_str(type), cmc_event_str(ev->type), ev->status);
-		cmc_ack_event(ev);
-		return NULL;
-	}
-	return ev;
 }
 
 /*
@@ -160,17 +100,13 @@ static struct cmc_event *expect(struct cmc_channel *ch, struct cmc_id *id,
 static double loopback(struct cmc_channel *sv, struct cmc_channel *cl,
 		       struct cmc_id **cid, struct cmc_id **sid)
 {
-	struct sockaddr_in dst = { .sin_family = AF_INET,
-				   .sin_port = htons(PORT) };
-	struct sockaddr_in src = { .sin_family = AF_INET };
-	struct cmc_accept_param ap;
+	struct sockaddr_in dst, src;
 	struct cmc_conn_param p;
 	struct cmc_event *ev;
 	double t0 = now_ms();
 	int r;
 
-	inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
-	inet_pton(AF_INET, "127.0.0.1", &src.sin_addr);
+	rxe_loopback_addrs(&dst, &src, PORT);
 	*cid = *sid = NULL;
 	if (cmc_create_id(cl, NULL, CMC_QP_RC, cid))
 		return -1;
@@ -187,22 +123,9 @@ static double loopback(struct cmc_channel *sv, struct cmc_channel *cl,
 		return -1;
 	*sid = ev->id;
 	cmc_ack_event(ev);
-	memset(&ap, 0, sizeof(ap));
-	ap.qp_num = next_qpn++;
-	ap.start_psn = (uint32_t)lrand48() & 0xffffff;
-	ap.rnr_retry_count = 7;
-	r = cmc_accept(*sid, &ap);
-	CHECK(!r, "loopback accept: %s", cmc_strerror(r));
-	ev = expect(cl, *cid, CMC_EVENT_REP_RECEIVED, "loopback client");
-	if (!ev)
+	if (rxe_accept_establish(sv, *sid, next_qpn++, cl, cid, WAIT_MS,
+				 "loopback"))
 		return -1;
-	cmc_ack_event(ev);
-	r = cmc_rtu(*cid, NULL, 0);
-	CHECK(!r, "loopback rtu: %s", cmc_strerror(r));
-	ev = expect(sv, *sid, CMC_EVENT_ESTABLISHED, "loopback server");
-	if (!ev)
-		return -1;
-	cmc_ack_event(ev);
 	return now_ms() - t0;
 }
 
@@ -280,12 +203,12 @@ int main(int argc, char **argv)
 	u6 = connect_unreachable(un, AF_INET6, "2001:db8::1", "2001:db8::2");
 	printf("stall: both unreachable connects returned after %.2f ms\n",
 	       now_ms() - t_start);
-	pend_before = counter(q, "neigh_pending");
+	pend_before = rxe_counter(q, "neigh_pending");
 	stall_worst = time_calls(q, &stall_sum);
 	stall_loop = loopback(sv, cl, &c2, &s2);
 	t_calls_done = now_ms();
-	pend_after = counter(q, "neigh_pending");
-	deferred = counter(q, "mad_tx_deferred");
+	pend_after = rxe_counter(q, "neigh_pending");
+	deferred = rxe_counter(q, "mad_tx_deferred");
 	printf("stall: %d COUNTERS calls: worst %.2f ms, total %.2f ms; "
 	       "loopback connection %.2f ms; all done %.2f ms after the "
 	       "connects\n",
@@ -322,7 +245,7 @@ int main(int argc, char **argv)
 			cmc_ack_event(ev);
 		printf("no route: 2001:db8:1::7 CONNECT_ERROR after %.0f ms\n",
 		       now_ms() - t_start);
-		CHECK(counter(q, "neigh_pending") == 2,
+		CHECK(rxe_counter(q, "neigh_pending") == 2,
 		      "the no-route failure must not wait for the "
 		      "resolutions");
 		r = cmc_get_event(nr, &ev, 0);
@@ -360,16 +283,17 @@ int main(int argc, char **argv)
 	r = cmc_get_event(un, &ev, 1000);
 	CHECK(r == -EAGAIN, "an event after the failures: %s",
 	      r ? cmc_strerror(r) : cmc_event_str(ev->type));
-	CHECK(counter(q, "mad_tx_unreachable") >= 3, "mad_tx_unreachable");
-	CHECK(counter(q, "neigh_failed") == 2, "neigh_failed %" PRId64,
-	      counter(q, "neigh_failed"));
-	CHECK(counter(q, "neigh_resolutions") == 2,
-	      "neigh_resolutions %" PRId64, counter(q, "neigh_resolutions"));
-	CHECK(counter(q, "unreachable") == 3, "unreachable %" PRId64,
-	      counter(q, "unreachable"));
-	CHECK(counter(q, "neigh_pending") == 0, "neigh_pending");
-	CHECK(counter(q, "conns_req_sent") == 0, "conns_req_sent %" PRId64,
-	      counter(q, "conns_req_sent"));
+	CHECK(rxe_counter(q, "mad_tx_unreachable") >= 3, "mad_tx_unreachable");
+	CHECK(rxe_counter(q, "neigh_failed") == 2, "neigh_failed %" PRId64,
+	      rxe_counter(q, "neigh_failed"));
+	CHECK(rxe_counter(q, "neigh_resolutions") == 2,
+	      "neigh_resolutions %" PRId64,
+	      rxe_counter(q, "neigh_resolutions"));
+	CHECK(rxe_counter(q, "unreachable") == 3, "unreachable %" PRId64,
+	      rxe_counter(q, "unreachable"));
+	CHECK(rxe_counter(q, "neigh_pending") == 0, "neigh_pending");
+	CHECK(rxe_counter(q, "conns_req_sent") == 0, "conns_req_sent %" PRId64,
+	      rxe_counter(q, "conns_req_sent"));
 
 	/* Nothing leaks: every id gone, the daemon's tails run out. */
 	cmc_destroy_id(u4);
@@ -379,24 +303,25 @@ int main(int argc, char **argv)
 	cmc_destroy_id(c2);
 	cmc_destroy_id(s2);
 	cmc_destroy_id(lis);
-	for (int i = 0; i < 300 && counter(q, "records") != 0; i++)
+	for (int i = 0; i < 300 && rxe_counter(q, "records") != 0; i++)
 		usleep(100000);
-	CHECK(counter(q, "records") == 0, "records %" PRId64 " left",
-	      counter(q, "records"));
-	CHECK(counter(q, "ids") == 0, "ids %" PRId64 " left",
-	      counter(q, "ids"));
+	CHECK(rxe_counter(q, "records") == 0, "records %" PRId64 " left",
+	      rxe_counter(q, "records"));
+	CHECK(rxe_counter(q, "ids") == 0, "ids %" PRId64 " left",
+	      rxe_counter(q, "ids"));
 	printf("counters: mad_tx_deferred %" PRId64
 	       " mad_tx_unreachable %" PRId64 " neigh_resolutions %" PRId64
 	       " neigh_failed %" PRId64 " unreachable %" PRId64 "\n",
-	       counter(q, "mad_tx_deferred"), counter(q, "mad_tx_unreachable"),
-	       counter(q, "neigh_resolutions"), counter(q, "neigh_failed"),
-	       counter(q, "unreachable"));
+	       rxe_counter(q, "mad_tx_deferred"),
+	       rxe_counter(q, "mad_tx_unreachable"),
+	       rxe_counter(q, "neigh_resolutions"),
+	       rxe_counter(q, "neigh_failed"), rxe_counter(q, "unreachable"));
 	cmc_close(un);
 	cmc_close(nr);
 	cmc_close(q);
 	cmc_close(cl);
 	cmc_close(sv);
-	printf("neigh_stall: %s (%d failure(s))\n", failures ? "FAIL" : "PASS",
-	       failures);
-	return failures ? 1 : 0;
+	printf("neigh_stall: %s (%d failure(s))\n",
+	       rxe_failures ? "FAIL" : "PASS", rxe_failures);
+	return rxe_failures ? 1 : 0;
 }
