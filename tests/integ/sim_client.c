@@ -53,7 +53,7 @@ struct cmc_channel *sim_open_ch(const char *sock)
 	return ch;
 }
 
-struct cmc_event *sim_next_ev(struct cmc_channel *ch, struct cmc_id *id)
+struct cmc_event *sim_next_any(struct cmc_channel *ch, struct cmc_id *id)
 {
 	struct cmc_event *ev = NULL;
 	int rc = id ? cmc_get_event_id(ch, id, &ev, SIM_WAIT_MS) :
@@ -61,6 +61,15 @@ struct cmc_event *sim_next_ev(struct cmc_channel *ch, struct cmc_id *id)
 
 	if (rc)
 		fail_msg("no event: %s", cmc_strerror(rc));
+	return ev;
+}
+
+struct cmc_event *sim_next_ev(struct cmc_channel *ch, struct cmc_id *id)
+{
+	struct cmc_event *ev;
+
+	while ((ev = sim_next_any(ch, id))->type == CMC_EVENT_MRA_RECEIVED)
+		assert_int_equal(cmc_ack_event(ev), 0);
 	return ev;
 }
 
@@ -81,8 +90,12 @@ void sim_expect_ev(struct cmc_channel *ch, struct cmc_id *id,
 void sim_expect_quiet(struct cmc_channel *ch)
 {
 	struct cmc_event *ev = NULL;
-	int rc = cmc_get_event(ch, &ev, SIM_QUIET_MS);
+	int rc;
 
+	/* An MRA_RECEIVED is a note that a peer is slow, not an event. */
+	while ((rc = cmc_get_event(ch, &ev, SIM_QUIET_MS)) == 0 &&
+	       ev->type == CMC_EVENT_MRA_RECEIVED)
+		assert_int_equal(cmc_ack_event(ev), 0);
 	if (rc == 0)
 		fail_msg("unexpected event %s", cmc_event_str(ev->type));
 	assert_int_equal(rc, -EAGAIN);
