@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sim_harness.h"
+#include "sock_wait.h"
 
 /* The common arguments of a daemon, and room for a test's own. */
 #define SIM_COMMON_ARGS 11
@@ -28,24 +29,6 @@ static pid_t spawn(char *const argv[])
 		_exit(127);
 	}
 	return pid;
-}
-
-/* Wait until a Unix socket accepts connections. */
-static int wait_socket(const char *path)
-{
-	for (int i = 0; i < 3000; i++) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		int ok;
-
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-		ok = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-		close(fd);
-		if (ok)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
 }
 
 static pid_t start_cmd(unsigned int i, const char *const *extra)
@@ -103,7 +86,7 @@ int sim_fabric_start(const char *tag, unsigned int seed, unsigned int n,
 		 sim_fab.dir);
 	snprintf(seed_s, sizeof(seed_s), "%u", seed);
 	sim_fab.hub_pid = spawn(argv);
-	if (wait_socket(sim_fab.hub_sock))
+	if (sock_wait(sim_fab.hub_sock, 0))
 		goto fail;
 	/* All daemons start before we wait for any: they start in parallel. */
 	sim_fab.n = n;
@@ -113,7 +96,7 @@ int sim_fabric_start(const char *tag, unsigned int seed, unsigned int n,
 		sim_fab.pid[i] = start_cmd(i, extra ? extra[i] : NULL);
 	}
 	for (unsigned int i = 0; i < n; i++)
-		if (wait_socket(sim_fab.sock[i]))
+		if (sock_wait(sim_fab.sock[i], 0))
 			goto fail;
 	return 0;
 fail:

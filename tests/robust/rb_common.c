@@ -4,6 +4,7 @@
 
 #include "cm_mad.h"
 #include "sim_proto.h"
+#include "sock_wait.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -86,27 +87,6 @@ static pid_t spawn(char *const argv[], const char *log)
 	return pid;
 }
 
-/* Up to 30 s: a daemon under valgrind or on a loaded machine starts slowly;
- * a daemon that dies is noticed at once. */
-static int wait_socket(const char *path, pid_t pid)
-{
-	for (int i = 0; i < 3000; i++) {
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-		int ok;
-
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-		ok = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-		close(fd);
-		if (ok)
-			return 0;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return -1;
-		usleep(10000);
-	}
-	return -1;
-}
-
 void rb_fabric_start(const char *tag, uint64_t seed)
 {
 	char *hub = getenv("CMHUB");
@@ -132,7 +112,7 @@ void rb_fabric_start(const char *tag, uint64_t seed)
 
 		rb_fab.hub_pid = spawn(argv, log);
 	}
-	CHECK(wait_socket(rb_fab.hub_sock, rb_fab.hub_pid) == 0,
+	CHECK(sock_wait(rb_fab.hub_sock, rb_fab.hub_pid) == 0,
 	      "cmhub did not come up");
 }
 
@@ -164,8 +144,8 @@ unsigned int rb_daemon_start(unsigned int node, const char *const *extra)
 	argv[a] = NULL;
 	d->pid = spawn(argv, d->log);
 	rb_fab.n++;
-	CHECK(wait_socket(d->sock, d->pid) == 0,
-	      "cmd on node %u did not come up", node);
+	CHECK(sock_wait(d->sock, d->pid) == 0, "cmd on node %u did not come up",
+	      node);
 	return rb_fab.n - 1;
 }
 
