@@ -104,14 +104,6 @@ static int wait_cq(struct conn *c, int n)
 
 static int setup_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct conn *c)
 {
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4,
-			 .max_recv_wr = 2,
-			 .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-
 	c->buf = calloc(1, CONN_BUF_SIZE);
 	if (!c->buf)
 		return -ENOMEM;
@@ -121,8 +113,7 @@ static int setup_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct conn *c)
 	c->cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	if (!c->mr || !c->cq)
 		return -errno;
-	qia.send_cq = qia.recv_cq = c->cq;
-	c->qp = ibv_create_qp(pd, &qia);
+	c->qp = ex_rc_qp(pd, c->cq, 4, 2);
 	return c->qp ? 0 : -errno;
 }
 

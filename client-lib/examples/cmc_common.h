@@ -257,6 +257,27 @@ static inline int ex_port_sel(struct ibv_context *ctx, const struct ex_opts *o,
  * they must go: the id first, so that the daemon sends no more for it;
  * the QP before its CQ; the MR last.
  */
+/*
+ * An RC QP on pd whose send and receive queues both complete on cq, with
+ * room for send_wr and recv_wr work requests of one SGE each; NULL with
+ * errno set when verbs refuses it.
+ */
+static inline struct ibv_qp *ex_rc_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+				      uint32_t send_wr, uint32_t recv_wr)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+	};
+
+	a.cap.max_send_wr = send_wr;
+	a.cap.max_recv_wr = recv_wr;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	return ibv_create_qp(pd, &a);
+}
+
 static inline void ex_conn_release(struct cmc_id *id, struct ibv_qp *qp,
 				   struct ibv_cq *cq, struct ibv_mr *mr)
 {

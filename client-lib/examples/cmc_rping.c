@@ -146,13 +146,6 @@ static void conn_free(struct conn *c)
 
 static int conn_qp(struct conn *c)
 {
-	struct ibv_qp_init_attr qia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 8,
-			 .max_recv_wr = 4,
-			 .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
 	size_t total;
 
 	c->size = RP_MAX_SIZE;
@@ -166,8 +159,7 @@ static int conn_qp(struct conn *c)
 	c->cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	if (!c->mr || !c->cq)
 		return -errno;
-	qia.send_cq = qia.recv_cq = c->cq;
-	c->qp = ibv_create_qp(pd, &qia);
+	c->qp = ex_rc_qp(pd, c->cq, 8, 4);
 	return c->qp ? 0 : -errno;
 }
 

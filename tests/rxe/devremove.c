@@ -42,6 +42,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "cmc_common.h"
 #include "rxe_common.h"
 
 #define PORT 7472
@@ -60,13 +61,6 @@ struct app {
 
 static int app_open(struct app *a, const char *dev)
 {
-	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4,
-			 .max_recv_wr = 4,
-			 .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
 	struct ibv_device **l;
 	int n;
 
@@ -84,9 +78,8 @@ static int app_open(struct app *a, const char *dev)
 	a->cq = a->pd ? ibv_create_cq(a->ctx, 16, NULL, NULL, 0) : NULL;
 	if (!a->cq)
 		return -1;
-	qa.send_cq = qa.recv_cq = a->cq;
 	for (int i = 0; i < 2; i++)
-		if (!(a->qp[i] = ibv_create_qp(a->pd, &qa)))
+		if (!(a->qp[i] = ex_rc_qp(a->pd, a->cq, 4, 4)))
 			return -1;
 	return 0;
 }
