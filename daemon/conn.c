@@ -44,7 +44,8 @@ static bool conn_awaits_app_req(enum eng_state s)
  * The LAP sub-state of ESTABLISHED (IBTA 12.8) changes here only, logged
  * like the main state. It has no meaning outside ESTABLISHED.
  */
-void conn_set_lap(struct conn *c, enum eng_lap_state next, enum conn_event ev)
+static void conn_set_lap(struct conn *c, enum eng_lap_state next,
+			 enum conn_event ev)
 {
 	if (c->lap == next)
 		return;
@@ -54,8 +55,8 @@ void conn_set_lap(struct conn *c, enum eng_lap_state next, enum conn_event ev)
 	c->lap = next;
 }
 
-void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
-		    uint64_t now)
+static void conn_set_state(struct conn *c, enum eng_state next,
+			   enum conn_event ev, uint64_t now)
 {
 	enum eng_state old = c->state;
 

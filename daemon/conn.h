@@ -246,9 +246,6 @@ static inline enum eng_lap_state conn_lap_in(const struct conn *c,
 
 /* conn.c */
 int conn_event(struct conn *c, enum conn_event ev, struct conn_ctx *x);
-void conn_set_state(struct conn *c, enum eng_state next, enum conn_event ev,
-		    uint64_t now);
-void conn_set_lap(struct conn *c, enum eng_lap_state next, enum conn_event ev);
 struct conn *conn_new(struct eng *eng);
 /* The engine's random source (eng_ops.random). */
 static inline uint32_t conn_random(struct eng *eng)
@@ -267,7 +264,7 @@ bool conn_table_cell(enum eng_state s, enum conn_event ev);
 /* conn_msg.c */
 void conn_send(struct conn *c, const struct cm_msg *msg, bool remember);
 /*
- * Record what a REQ, REP, SIDR_REQ or SIDR_REP tells about c (c->facts):
+ * Record what a REQ, REP, SIDR_REQ or SIDR_REP tells about c (c->terms):
  * one we send (conn_send) or one a table cell took (conn_event, for the
  * events conn_event_learns names). Other messages tell nothing new.
  */
