@@ -476,3 +476,13 @@ void rb_fake_mad(struct sim_mad *m, const struct cm_msg *msg, uint16_t dlid)
 	rc = cm_mad_encode(msg, m->mad);
 	CHECK(rc == 0, "cm_mad_encode: %d", rc);
 }
+
+int rb_next_event(struct cmc_channel *ch, struct cmc_event **ev, int ms)
+{
+	int rc;
+
+	while ((rc = cmc_get_event(ch, ev, ms)) == 0 &&
+	       (*ev)->type == CMC_EVENT_MRA_RECEIVED)
+		cmc_ack_event(*ev);
+	return rc;
+}

@@ -104,6 +104,13 @@ unsigned int rb_list_count(struct cmc_channel *ch);
 struct cmc_channel *rb_open(unsigned int idx, const char *name);
 
 /*
+ * cmc_get_event() within ms, but an MRA_RECEIVED is acked and passed over:
+ * a peer daemon MRAs a REQ or REP its app has not answered within half
+ * the wait, which under ASan or on a busy machine a test's app may not.
+ */
+int rb_next_event(struct cmc_channel *ch, struct cmc_event **ev, int ms);
+
+/*
  * The connection parameters the tests share: an RC connect to LID lid,
  * QP qpn starting at psn, 7 retries and RNR retries, 15 CM retries, both
  * CM response timeouts 'timeout' (a 5-bit exponent of 4.096 us) and
