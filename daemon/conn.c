@@ -267,13 +267,13 @@ static int conn_act_req_hold(struct conn *c, struct conn_ctx *x)
 /* IBTA 12.9.7: a duplicate is answered by what we sent last, if needed. */
 static int conn_act_dup(struct conn *c, struct conn_ctx *x)
 {
-	cnt_duplicate(c->eng, x->msg->type);
+	cnt_duplicate(c->eng, x->from->port, x->msg->type);
 	return 0;
 }
 
 static int conn_act_dup_resend(struct conn *c, struct conn_ctx *x)
 {
-	cnt_duplicate(c->eng, x->msg->type);
+	cnt_duplicate(c->eng, x->from->port, x->msg->type);
 	conn_resend_last(c);
 	return 0;
 }
@@ -283,7 +283,7 @@ static int conn_act_dup_rtu(struct conn *c, struct conn_ctx *x)
 	struct cm_msg m;
 
 	/* IBTA 12.9.7: a duplicate REP means our RTU was lost. */
-	cnt_duplicate(c->eng, x->msg->type);
+	cnt_duplicate(c->eng, x->from->port, x->msg->type);
 	if (c->last.type == CM_MSG_RTU) {
 		conn_resend_last(c);
 		return 0;
@@ -298,7 +298,7 @@ static int conn_act_dup_drep(struct conn *c, struct conn_ctx *x)
 	struct cm_msg m;
 
 	/* IBTA 12.9.7: a DREQ in timewait means our DREP was lost. */
-	cnt_duplicate(c->eng, x->msg->type);
+	cnt_duplicate(c->eng, x->from->port, x->msg->type);
 	if (c->last.type == CM_MSG_DREP) {
 		conn_resend_last(c);
 		return 0;
@@ -316,7 +316,7 @@ static int conn_act_dup_rtu_timewait(struct conn *c, struct conn_ctx *x)
 	 * sender. Repeat it, so that the peer does not stay established
 	 * alone; a REJ that crossed the RTU is merely a duplicate there.
 	 */
-	cnt_duplicate(c->eng, x->msg->type);
+	cnt_duplicate(c->eng, x->from->port, x->msg->type);
 	if (c->last.type == CM_MSG_REJ)
 		conn_resend_last(c);
 	return 0;
@@ -327,7 +327,7 @@ static int conn_act_dup_req_timewait(struct conn *c, struct conn_ctx *x)
 	struct cm_msg m;
 
 	/* IBTA 12.9.8.3.1: a REQ for a connection in timewait is stale. */
-	cnt_duplicate(c->eng, x->msg->type);
+	cnt_duplicate(c->eng, x->from->port, x->msg->type);
 	c->eng->cnt.stale_rejected++;
 	conn_build_rej(c, &m, CM_REJ_STALE_CONN, CM_MSG_REF_REQ);
 	conn_send(c, &m, false);
@@ -720,11 +720,11 @@ static int conn_act_lap_rcvd(struct conn *c, struct conn_ctx *x)
 		conn_arm(x, CONN_TIMER_MRA_DUE, x->now + c->peer_wait_ns / 2);
 		break;
 	case ENG_LAP_RCVD:
-		cnt_duplicate(c->eng, CM_MSG_LAP);
+		cnt_duplicate(c->eng, x->from->port, CM_MSG_LAP);
 		break;
 	case ENG_LAP_MRA_SENT:
 		/* IBTA 12.9.7: a duplicate LAP in MRA_LAP_SENT: the MRA again. */
-		cnt_duplicate(c->eng, CM_MSG_LAP);
+		cnt_duplicate(c->eng, x->from->port, CM_MSG_LAP);
 		cnt_retransmitted(c->eng, c->addr.port, CM_MSG_MRA);
 		conn_send_mra_lap(c, NULL, 0);
 		break;
@@ -773,7 +773,7 @@ static int conn_act_apr(struct conn *c, struct conn_ctx *x)
 static int conn_act_apr_rcvd(struct conn *c, struct conn_ctx *x)
 {
 	if (!conn_lap_waits(c)) {
-		cnt_duplicate(c->eng, CM_MSG_APR);
+		cnt_duplicate(c->eng, x->from->port, CM_MSG_APR);
 		return 0;
 	}
 	timer_cancel(c);
@@ -797,7 +797,7 @@ static int conn_act_mra_lap(struct conn *c, struct conn_ctx *x)
 		conn_mra_wait(c, x);
 		return 0;
 	}
-	cnt_duplicate(c->eng, CM_MSG_MRA);
+	cnt_duplicate(c->eng, x->from->port, CM_MSG_MRA);
 	return 0;
 }
 
@@ -1283,7 +1283,7 @@ static int conn_unexpected(struct conn *c, enum conn_event ev,
 		return -EINVAL;
 	}
 	if (x->msg)
-		cnt_unexpected(eng, x->msg->type);
+		cnt_unexpected(eng, x->from->port, x->msg->type);
 	log_debug("conn %08x/%08x: unexpected %s in %s", c->local_id,
 		  c->remote_id, conn_event_name(ev), eng_state_name(c->state));
 	return -EPROTO;

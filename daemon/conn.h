@@ -202,8 +202,6 @@ struct eng {
 	uint32_t id_key[4]; /* ... through a keyed permutation */
 
 	bool busy; /* inside a callback */
-	uint16_t rx_port; /* eng_recv's MAD came in here: duplicates and
-			     unexpected MADs are charged to it */
 };
 
 /* What an event carries into its action. */
@@ -334,9 +332,9 @@ void evq_fini(struct eng *eng);
 void cnt_sent(struct eng *eng, uint16_t port, enum cm_msg_type t);
 void cnt_received(struct eng *eng, uint16_t port, enum cm_msg_type t);
 void cnt_retransmitted(struct eng *eng, uint16_t port, enum cm_msg_type t);
-/* Charged to the port of the MAD being handled (eng->rx_port). */
-void cnt_duplicate(struct eng *eng, enum cm_msg_type t);
-void cnt_unexpected(struct eng *eng, enum cm_msg_type t);
+/* port: the one the MAD came in on. */
+void cnt_duplicate(struct eng *eng, uint16_t port, enum cm_msg_type t);
+void cnt_unexpected(struct eng *eng, uint16_t port, enum cm_msg_type t);
 
 /* rx.c */
 void rx_dispatch(struct eng *eng, const struct eng_addr *from,

@@ -41,14 +41,14 @@ void cnt_retransmitted(struct eng *eng, uint16_t port, enum cm_msg_type t)
 	cnt_msg(eng, ENG_MSG_RETRANSMITTED, port, t);
 }
 
-void cnt_duplicate(struct eng *eng, enum cm_msg_type t)
+void cnt_duplicate(struct eng *eng, uint16_t port, enum cm_msg_type t)
 {
-	cnt_msg(eng, ENG_MSG_DUPLICATES, eng->rx_port, t);
+	cnt_msg(eng, ENG_MSG_DUPLICATES, port, t);
 }
 
-void cnt_unexpected(struct eng *eng, enum cm_msg_type t)
+void cnt_unexpected(struct eng *eng, uint16_t port, enum cm_msg_type t)
 {
-	cnt_msg(eng, ENG_MSG_UNEXPECTED, eng->rx_port, t);
+	cnt_msg(eng, ENG_MSG_UNEXPECTED, port, t);
 }
 
 void eng_count_malformed(struct eng *eng, uint16_t port, enum cm_msg_type t)

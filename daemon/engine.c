@@ -217,7 +217,6 @@ void eng_recv(struct eng *eng, const struct eng_addr *from,
 		return;
 	}
 	cnt_received(eng, from->port, msg->type);
-	eng->rx_port = from->port;
 	rx_dispatch(eng, from, msg, now);
 }
 

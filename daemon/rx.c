@@ -129,7 +129,7 @@ static void rx_rep(struct eng *eng, const struct eng_addr *from,
 		 * names the comm id the REP was addressed to as ours, so the
 		 * sender can match it (it knows both ids by now).
 		 */
-		cnt_unexpected(eng, CM_MSG_REP);
+		cnt_unexpected(eng, from->port, CM_MSG_REP);
 		rx_rej_as(eng, from, msg, rep->remote_comm_id,
 			  rep->local_comm_id, CM_REJ_INVALID_COMM_ID,
 			  CM_MSG_REF_REP);
@@ -171,7 +171,7 @@ static void rx_rej(struct eng *eng, const struct eng_addr *from,
 		c = ctab_rid_find(&eng->by_rid, rej->local_comm_id, guid);
 	}
 	if (!c) {
-		cnt_unexpected(eng, CM_MSG_REJ);
+		cnt_unexpected(eng, from->port, CM_MSG_REJ);
 		return;
 	}
 	rx_event(c,
@@ -188,7 +188,7 @@ static void rx_mra(struct eng *eng, const struct eng_addr *from,
 	enum conn_event ev;
 
 	if (!c) {
-		cnt_unexpected(eng, CM_MSG_MRA);
+		cnt_unexpected(eng, from->port, CM_MSG_MRA);
 		return;
 	}
 	/* IBTA Table 107: a wire value, so 3 is possible (and invalid). */
@@ -199,7 +199,7 @@ static void rx_mra(struct eng *eng, const struct eng_addr *from,
 	} else if (mra->message_mraed == CM_MSG_REF_OTHER) {
 		ev = CONN_EV_RX_MRA_LAP;
 	} else {
-		cnt_unexpected(eng, CM_MSG_MRA);
+		cnt_unexpected(eng, from->port, CM_MSG_MRA);
 		return;
 	}
 	rx_event(c, ev, from, msg, now);
@@ -218,7 +218,7 @@ static void rx_dreq(struct eng *eng, const struct eng_addr *from,
 		return;
 	}
 	/* IBTA 12.9.6: no such connection; the DREP lets the peer finish. */
-	cnt_unexpected(eng, CM_MSG_DREQ);
+	cnt_unexpected(eng, from->port, CM_MSG_DREQ);
 	cm_msg_init(&m, CM_MSG_DREP, msg->hdr.tid);
 	m.drep.local_comm_id = dreq->remote_comm_id;
 	m.drep.remote_comm_id = dreq->local_comm_id;
@@ -232,7 +232,7 @@ static void rx_reply(struct eng *eng, const struct eng_addr *from,
 	struct conn *c = rx_find(eng, our_id, their_id);
 
 	if (!c) {
-		cnt_unexpected(eng, msg->type);
+		cnt_unexpected(eng, from->port, msg->type);
 		return;
 	}
 	rx_event(c, ev, from, msg, now);
@@ -256,7 +256,7 @@ static void rx_rtu(struct eng *eng, const struct eng_addr *from,
 	 * now instead of when the peer next speaks. We never answer a REJ,
 	 * so this cannot ping-pong.
 	 */
-	cnt_unexpected(eng, CM_MSG_RTU);
+	cnt_unexpected(eng, from->port, CM_MSG_RTU);
 	rx_rej_as(eng, from, msg, rtu->remote_comm_id, rtu->local_comm_id,
 		  CM_REJ_INVALID_COMM_ID, CM_MSG_REF_OTHER);
 }
