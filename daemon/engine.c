@@ -92,7 +92,12 @@ static int eng_port_pass(struct eng *eng, uint16_t port, enum conn_event ev,
 	return told;
 }
 
-int eng_port_down(struct eng *eng, uint16_t port, uint64_t now)
+/*
+ * Both passes of ev over the port, held REQs first: the ids told, or
+ * -EBUSY (called from a callback) / -EINVAL (no such port).
+ */
+static int eng_port_gone(struct eng *eng, uint16_t port, enum conn_event ev,
+			 uint64_t now)
 {
 	int told;
 
@@ -100,9 +105,18 @@ int eng_port_down(struct eng *eng, uint16_t port, uint64_t now)
 		return -EBUSY;
 	if (port >= ENG_MAX_PORTS)
 		return -EINVAL;
+	told = eng_port_pass(eng, port, ev, true, now);
+	told += eng_port_pass(eng, port, ev, false, now);
+	return told;
+}
+
+int eng_port_down(struct eng *eng, uint16_t port, uint64_t now)
+{
+	int told = eng_port_gone(eng, port, CONN_EV_PORT_DOWN, now);
+
+	if (told < 0)
+		return told;
 	eng->cnt.port_down++;
-	told = eng_port_pass(eng, port, CONN_EV_PORT_DOWN, true, now);
-	told += eng_port_pass(eng, port, CONN_EV_PORT_DOWN, false, now);
 	eng->cnt.port_down_ids += (uint64_t)told;
 	log_info("port %u down: %d ids told", port, told);
 	return told;
@@ -110,17 +124,13 @@ int eng_port_down(struct eng *eng, uint16_t port, uint64_t now)
 
 int eng_device_removed(struct eng *eng, uint16_t port, uint64_t now)
 {
-	int told;
+	int told = eng_port_gone(eng, port, CONN_EV_DEVICE_GONE, now);
 
-	if (eng->busy)
-		return -EBUSY;
-	if (port >= ENG_MAX_PORTS)
-		return -EINVAL;
-	eng->cnt.device_removed++;
-	told = eng_port_pass(eng, port, CONN_EV_DEVICE_GONE, true, now);
-	told += eng_port_pass(eng, port, CONN_EV_DEVICE_GONE, false, now);
+	if (told < 0)
+		return told;
 	/* Nothing can be sent on it again: a connect there fails now. */
 	eng->ports[port].valid = false;
+	eng->cnt.device_removed++;
 	eng->cnt.device_removed_ids += (uint64_t)told;
 	log_info("port %u removed: %d ids told", port, told);
 	return told;
