@@ -504,9 +504,7 @@ API_HANDLER(query_id)
 	o->responder_resources = f.terms.responder_resources;
 	o->initiator_depth = f.terms.initiator_depth;
 	o->target_ack_delay = f.terms.target_ack_delay;
-	o->failover = f.terms.failover <= CMP_FAILOVER_MAX ?
-			      f.terms.failover :
-			      CMP_FAILOVER_REJECTED;
+	o->failover = cmp_failover_of(f.terms.failover);
 	o->flow_control = f.terms.flow_control;
 	o->retry_count = f.terms.retry_count;
 	o->rnr_retry_count = f.terms.rnr_retry_count;

@@ -78,9 +78,7 @@ static enum cmp_event_type xlate_body(const struct xport *x,
 		b->responder_resources = m->rep.responder_resources;
 		b->initiator_depth = m->rep.initiator_depth;
 		b->target_ack_delay = m->rep.target_ack_delay;
-		b->failover = m->rep.failover_accepted <= CMP_FAILOVER_MAX ?
-				      m->rep.failover_accepted :
-				      CMP_FAILOVER_REJECTED;
+		b->failover = cmp_failover_of(m->rep.failover_accepted);
 		b->flow_control = m->rep.flow_control;
 		b->rnr_retry_count = m->rep.rnr_retry_count;
 		b->srq = m->rep.srq;

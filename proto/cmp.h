@@ -289,6 +289,14 @@ enum cmp_failover {
 };
 #define CMP_FAILOVER_MAX CMP_FAILOVER_REJECTED
 
+/* A REP's 2-bit failover_accepted as the protocol reports it: the value
+ * IBTA reserves (3) reads as rejected. */
+static inline uint8_t cmp_failover_of(uint8_t failover_accepted)
+{
+	return failover_accepted <= CMP_FAILOVER_MAX ? failover_accepted :
+						       CMP_FAILOVER_REJECTED;
+}
+
 /*
  * CM messages named in events (which message timed out, which one the peer
  * MRAed). Kept apart from cm_mad.h's enum cm_msg_type so that this
