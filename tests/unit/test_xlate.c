@@ -85,6 +85,12 @@ static struct eng_event event(enum eng_event_type type, enum eng_state st)
 	ev.id = 7;
 	ev.owner = 3;
 	ev.context = 0xc0ffee;
+	if (type == ENG_EV_REQ_RECEIVED || type == ENG_EV_SIDR_REQ_RECEIVED) {
+		/* A new passive id has no context of its own: the event
+		 * carries its listener's (cmclient.h). */
+		ev.context = 0;
+		ev.listen_context = 0xc0ffee;
+	}
 	ev.state = st;
 	ev.lap = ENG_LAP_IDLE;
 	return ev;
