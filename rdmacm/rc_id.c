@@ -74,6 +74,7 @@ static void rc_id_forget(struct rc_id *id)
 
 	id->destroyed = true;
 	rc_id_track(id, false);
+	rc_kern_destroy(id);
 	if (id->cid) {
 		cmc_destroy_id(id->cid);
 		id->cid = NULL;
@@ -145,6 +146,7 @@ static int rc_ctxs(struct ibv_context **ctxs, int max)
 {
 	int n = 0;
 
+	rc_ports(); /* ownership first: kernel devices take its contexts */
 	if (rc_devices())
 		return 0;
 	for (int i = 0; i < rc.n_devs && n < max; i++) {
@@ -218,20 +220,6 @@ static int rc_where_daemon(const union ibv_gid *gid, bool any_v4,
 static bool rc_id_on_cmd(const struct rc_id *id)
 {
 	return !id->dev || id->dev->cmd;
-}
-
-static int rc_check_owner(struct rc_id *id, const char *call)
-{
-	int r = rc_ports();
-
-	if (r)
-		return r;
-	if (rc_id_on_cmd(id))
-		return 0;
-	rc_log(1, "%s: %s is not served by cmd (the kernel's CM owns it) "
-		  "and this build hands no id to the system's librdmacm",
-	       call, id->dev->name);
-	return -EADDRNOTAVAIL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -363,9 +351,11 @@ static int rc_bind(struct rc_id *id, const struct sockaddr *sa)
 		r = rc_id_place(id, &w);
 		if (r)
 			return r;
-		r = rc_check_owner(id, "rdma_bind_addr");
-		if (r)
-			return r;
+		if (!rc_id_on_cmd(id)) {
+			r = rc_kern_bind(id, (struct sockaddr *)sa);
+			if (r)
+				return r;
+		}
 	}
 	id->st = RC_ADDR_BOUND;
 	return 0;
@@ -386,8 +376,11 @@ RC_EXPORT int rdma_bind_addr(struct rdma_cm_id *pub, struct sockaddr *addr)
 	return rc_cmc(r);
 }
 
+/* Resolve locally, or hand the id to the kernel's CM when the route
+ * leaves from one of its devices (*kern: the kernel reports the event). */
 static int rc_resolve_addr(struct rc_id *id, const struct sockaddr *src,
-			   const struct sockaddr *dst)
+			   const struct sockaddr *dst, int timeout_ms,
+			   bool *kern)
 {
 	struct ibv_context *ctxs[64];
 	const struct sockaddr *from = src;
@@ -430,9 +423,11 @@ static int rc_resolve_addr(struct rc_id *id, const struct sockaddr *src,
 	r = rc_id_place(id, &w);
 	if (r)
 		return r;
-	r = rc_check_owner(id, "rdma_resolve_addr");
-	if (r)
-		return r;
+	if (!rc_id_on_cmd(id)) {
+		*kern = true;
+		return rc_kern_resolve_addr(id, (struct sockaddr *)from,
+					    (struct sockaddr *)dst, timeout_ms);
+	}
 	memcpy(&id->pub.route.addr.src_storage, &w.src, sizeof(w.src));
 	/* The source port: the bound one, else an ephemeral one. */
 	if (from && rc_port_of(from))
@@ -465,9 +460,9 @@ RC_EXPORT int rdma_resolve_addr(struct rdma_cm_id *pub,
 				struct sockaddr *dst_addr, int timeout_ms)
 {
 	struct rc_id *id;
+	bool kern = false;
 	int r;
 
-	(void)timeout_ms; /* resolution is local and does not wait */
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_resolve_addr");
 	if (!id) {
@@ -479,12 +474,22 @@ RC_EXPORT int rdma_resolve_addr(struct rdma_cm_id *pub,
 		RC_UNLOCK();
 		return rc_err(EINVAL);
 	}
+	if (id->kid) {
+		/* Bound to a kernel device's address. */
+		r = rc_kern_resolve_addr(id, src_addr, dst_addr, timeout_ms);
+		RC_UNLOCK();
+		return r ? rc_cmc(r) : rc_complete(id);
+	}
 	if (id->st != RC_IDLE && id->st != RC_ADDR_BOUND &&
 	    id->st != RC_ADDR_RESOLVED) {
 		RC_UNLOCK();
 		return rc_err(EINVAL);
 	}
-	r = rc_resolve_addr(id, src_addr, dst_addr);
+	r = rc_resolve_addr(id, src_addr, dst_addr, timeout_ms, &kern);
+	if (kern) {
+		RC_UNLOCK();
+		return r ? rc_cmc(r) : rc_complete(id);
+	}
 	if (r) {
 		char b[80];
 
@@ -538,16 +543,20 @@ RC_EXPORT int rdma_resolve_route(struct rdma_cm_id *pub, int timeout_ms)
 	struct rc_id *id;
 	int r;
 
-	(void)timeout_ms;
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_resolve_route");
 	if (!id) {
 		RC_UNLOCK();
 		return -1;
 	}
-	r = rc_resolve_route(id);
-	if (r == 0)
-		r = rc_local_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	if (id->kid) {
+		r = rc_kern_op(id, RC_KOP_RESOLVE_ROUTE, NULL, NULL,
+			       (size_t)timeout_ms);
+	} else {
+		r = rc_resolve_route(id);
+		if (r == 0)
+			r = rc_local_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	}
 	RC_UNLOCK();
 	if (r)
 		return rc_cmc(r);
@@ -581,12 +590,61 @@ static int rc_need_cid(struct rc_id *id)
 	return cmc_create_id(rc.ch, id, rc_cmc_qpt(id), &id->cid);
 }
 
-static int rc_listen(struct rc_id *id, int backlog)
+/* Listen on cmd's ports: on the address's GID, or on every port for the
+ * wildcard; port 0 picks an ephemeral port (again while it is taken). */
+static int rc_listen_cmd(struct rc_id *id, int backlog)
 {
 	struct cmc_port_sel sel = { .kind = CMC_SEL_ANY };
 	struct sockaddr *sa = &id->pub.route.addr.src_addr;
-	uint16_t port;
-	int r, tries;
+	enum rdmacm_ps ps = (enum rdmacm_ps)id->pub.ps;
+	int r = 0, tries;
+
+	if (!id->bound_any) {
+		sel.kind = CMC_SEL_GID;
+		memcpy(sel.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
+	}
+	for (tries = 0; tries < 16; tries++) {
+		bool pick = !rc_port_of(sa);
+		uint64_t sid;
+
+		if (pick)
+			rc_pick_port(sa);
+		sid = rdmacm_service_id(ps, rc_port_of(sa));
+		r = rc_need_cid(id);
+		if (r)
+			return r;
+		r = cmc_listen(id->cid, sid, ~0ull, (unsigned int)backlog,
+			       sel.kind == CMC_SEL_ANY ? NULL : &sel);
+		if (r == -EOPNOTSUPP && sel.kind != CMC_SEL_ANY) {
+			/* A daemon without address selectors: listen on
+			 * every port; rc_on_req() turns away REQs to other
+			 * addresses. */
+			rc_log(2, "the daemon listens on every address only; "
+				  "filtering by address here");
+			sel.kind = CMC_SEL_ANY;
+			r = cmc_listen(id->cid, sid, ~0ull,
+				       (unsigned int)backlog, NULL);
+		}
+		if (r != -EADDRINUSE || !pick)
+			break;
+		rc_sa_set_port(sa, 0);
+	}
+	return r;
+}
+
+/* Does the kernel's CM own any device here? */
+static bool rc_kernel_devices(void)
+{
+	for (int i = 0; i < rc.n_devs; i++)
+		if (!rc.devs[i].cmd)
+			return rc_kern_available();
+	return false;
+}
+
+static int rc_listen(struct rc_id *id, int backlog)
+{
+	bool cmd;
+	int r, kr;
 
 	if (id->st == RC_IDLE) {
 		/* As rdma_cm: listening unbound binds to the wildcard. */
@@ -600,44 +658,33 @@ static int rc_listen(struct rc_id *id, int backlog)
 		return -EINVAL;
 	if (backlog <= 0 || backlog > RC_MAX_BACKLOG)
 		backlog = RC_MAX_BACKLOG;
-	r = rc_daemon();
-	if (r)
+	if (id->kid && !id->bound_any) {
+		/* A kernel device's address: the kernel's listener only. */
+		r = rc_kern_listen(id, backlog);
+		if (!r)
+			id->st = RC_LISTEN;
 		return r;
-	if (!id->bound_any) {
-		sel.kind = CMC_SEL_GID;
-		memcpy(sel.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
 	}
-	for (tries = 0; tries < 16; tries++) {
-		bool pick = !rc_port_of(sa);
-		enum rdmacm_ps ps = (enum rdmacm_ps)id->pub.ps;
-
-		if (pick)
-			rc_pick_port(sa);
-		port = rc_port_of(sa);
-		r = rc_need_cid(id);
-		if (r)
-			return r;
-		r = cmc_listen(id->cid, rdmacm_service_id(ps, port), ~0ull,
-			       (unsigned int)backlog,
-			       sel.kind == CMC_SEL_ANY ? NULL : &sel);
-		if (r == -EOPNOTSUPP && sel.kind != CMC_SEL_ANY) {
-			/* A daemon without address selectors: listen on
-			 * every port; rc_on_req() turns away REQs to other
-			 * addresses. */
-			rc_log(2, "the daemon listens on every address only; "
-				  "filtering by address here");
-			sel.kind = CMC_SEL_ANY;
-			r = cmc_listen(id->cid, rdmacm_service_id(ps, port),
-				       ~0ull, (unsigned int)backlog, NULL);
-		}
-		if (r != -EADDRINUSE || !pick)
-			break;
-		rc_sa_set_port(sa, 0);
+	/* The wildcard, or an address of cmd's: cmd's listener, and for
+	 * the wildcard the kernel's too when it owns devices here. */
+	r = rc_ports();
+	cmd = r == 0 && rc.n_ports > 0;
+	if (cmd || !id->bound_any)
+		r = rc_listen_cmd(id, backlog);
+	if (id->bound_any && rc_kernel_devices()) {
+		if (!rc_port_of(&id->pub.route.addr.src_addr))
+			rc_pick_port(&id->pub.route.addr.src_addr);
+		kr = rc_kern_listen(id, backlog);
+		if (!cmd)
+			r = kr;
+		else if (kr)
+			rc_log(1, "rdma_listen: on the kernel's devices: %s; "
+				  "listening on cmd's only",
+			       cmc_strerror(kr));
 	}
-	if (r)
-		return r;
-	id->st = RC_LISTEN;
-	return 0;
+	if (!r)
+		id->st = RC_LISTEN;
+	return r;
 }
 
 RC_EXPORT int rdma_listen(struct rdma_cm_id *pub, int backlog)
@@ -710,6 +757,8 @@ static int rc_accept(struct rc_id *id, const struct rdma_conn_param *p)
 	struct cmc_accept_param a = { 0 };
 	int r;
 
+	if (id->kid)
+		return rc_kern_op(id, RC_KOP_ACCEPT, (void *)p, NULL, 0);
 	if (!id->server || id->st != RC_CONNECT || !id->cid)
 		return -EINVAL;
 	if (id->pub.qp_type == IBV_QPT_UD) {
@@ -790,6 +839,11 @@ RC_EXPORT int rdma_accept(struct rdma_cm_id *pub,
 static int rc_reject(struct rc_id *id, const void *pd, uint8_t len,
 		     unsigned int reason)
 {
+	if (id->kid)
+		return rc_kern_op(id,
+				  reason == 35 ? RC_KOP_REJECT_ECE
+					       : RC_KOP_REJECT,
+				  (void *)pd, NULL, len);
 	if (!id->cid || (id->st != RC_CONNECT && !(id->st == RC_ESTABLISHED &&
 						     !id->pub.qp && !id->server)))
 		return -EINVAL;
@@ -887,6 +941,8 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 	size_t max;
 	int r;
 
+	if (id->kid)
+		return rc_kern_op(id, RC_KOP_CONNECT, (void *)p, NULL, 0);
 	if (id->st != RC_ROUTE_RESOLVED)
 		return -EINVAL;
 	r = rc_valid_param(id, p);
@@ -1008,7 +1064,9 @@ RC_EXPORT int rdma_establish(struct rdma_cm_id *pub)
 
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_establish");
-	if (id && !id->pub.qp && !id->server && id->cid &&
+	if (id && id->kid)
+		r = rc_kern_op(id, RC_KOP_ESTABLISH, NULL, NULL, 0);
+	else if (id && !id->pub.qp && !id->server && id->cid &&
 	    id->has_route && id->st == RC_CONNECT) {
 		r = cmc_rtu(id->cid, NULL, 0);
 		if (r == 0)
@@ -1029,7 +1087,9 @@ RC_EXPORT int rdma_notify(struct rdma_cm_id *pub, enum ibv_event_type event)
 
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_notify");
-	if (id && event == IBV_EVENT_COMM_EST) {
+	if (id && id->kid) {
+		r = rc_kern_op(id, RC_KOP_NOTIFY, NULL, NULL, (size_t)event);
+	} else if (id && event == IBV_EVENT_COMM_EST) {
 		if (!id->cid || id->st != RC_CONNECT || !id->server)
 			r = -EINVAL;
 		else
@@ -1049,7 +1109,9 @@ RC_EXPORT int rdma_disconnect(struct rdma_cm_id *pub)
 
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_disconnect");
-	if (id) {
+	if (id && id->kid) {
+		r = rc_kern_op(id, RC_KOP_DISCONNECT, NULL, NULL, 0);
+	} else if (id) {
 		/* librdmacm moves the QP to ERR first (flushing its work
 		 * requests), then disconnects. */
 		rc_qp_err(id);
@@ -1106,6 +1168,11 @@ static int rc_set_option(struct rc_id *id, int level, int name,
 {
 	if (!val)
 		return -EINVAL;
+	if (id->kid) {
+		int lv[2] = { level, name };
+
+		return rc_kern_op(id, RC_KOP_SET_OPTION, (void *)val, lv, len);
+	}
 	if (level == RDMA_OPTION_ID) {
 		switch (name) {
 		case RDMA_OPTION_ID_TOS:
@@ -1221,6 +1288,10 @@ RC_EXPORT int rdma_migrate_id(struct rdma_cm_id *pub,
 			rc_chan_free(from);
 	}
 	id->sync = to->sync;
+	if (id->kid && rc_kern_op(id, RC_KOP_MIGRATE, to, NULL, 0))
+		rc_log(1, "rdma_migrate_id: the kernel's id stayed on its "
+			  "channel: %s",
+		       cmc_strerror(-errno));
 	RC_UNLOCK();
 	return 0;
 }

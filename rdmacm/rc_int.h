@@ -207,7 +207,36 @@ void rc_ud_ah(const struct rc_id *id, const struct cmc_path *p,
 	      struct ibv_ah_attr *ah);
 
 /* rc_kern.c: the system librdmacm for the kernel's devices. */
+enum rc_kern_opcode {
+	RC_KOP_RESOLVE_ROUTE, /* n: timeout */
+	RC_KOP_CONNECT, /* a: conn_param */
+	RC_KOP_ACCEPT, /* a: conn_param */
+	RC_KOP_REJECT, /* a, n: private data */
+	RC_KOP_REJECT_ECE,
+	RC_KOP_NOTIFY, /* n: event */
+	RC_KOP_DISCONNECT,
+	RC_KOP_ESTABLISH,
+	RC_KOP_SET_OPTION, /* a, n: value; b: int[2] level, name */
+	RC_KOP_INIT_QP_ATTR, /* a: attr, b: mask */
+	RC_KOP_CREATE_QP, /* a: ibv_qp_init_attr_ex */
+	RC_KOP_DESTROY_QP,
+	RC_KOP_CREATE_SRQ, /* a: ibv_srq_init_attr_ex */
+	RC_KOP_DESTROY_SRQ,
+	RC_KOP_SET_ECE, /* a: ibv_ece */
+	RC_KOP_GET_ECE,
+	RC_KOP_MIGRATE, /* a: struct rc_chan */
+};
 bool rc_kern_available(void);
+struct ibv_context *rc_kern_ctx(const char *dev_name);
+int rc_kern_adopt(struct rc_id *id);
+void rc_kern_destroy(struct rc_id *id);
+void rc_kern_sync(struct rc_id *id);
+int rc_kern_bind(struct rc_id *id, struct sockaddr *sa);
+int rc_kern_resolve_addr(struct rc_id *id, struct sockaddr *src,
+			 struct sockaddr *dst, int timeout_ms);
+int rc_kern_listen(struct rc_id *id, int backlog);
+int rc_kern_op(struct rc_id *id, enum rc_kern_opcode op, void *a, void *b,
+	       size_t n);
 struct pollfd;
 void rc_kern_poll_fds(struct pollfd *fds, unsigned int *n, unsigned int max);
 void rc_kern_drain(void);

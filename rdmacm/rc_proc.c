@@ -144,6 +144,9 @@ int rc_ports(void)
 
 	if (rc.ports_known)
 		return 0;
+	r = rc_devices();
+	if (r)
+		return r;
 	r = rc_daemon();
 	if (r)
 		return r;
@@ -245,7 +248,12 @@ int rc_dev_open(struct rc_dev *d)
 
 	if (d->ctx)
 		return 0;
-	d->ctx = ibv_open_device(d->dev);
+	/* A kernel-owned device: the system librdmacm's context, which its
+	 * ids carry, so that the process has one context per device. */
+	if (!d->cmd)
+		d->ctx = rc_kern_ctx(d->name);
+	if (!d->ctx)
+		d->ctx = ibv_open_device(d->dev);
 	if (!d->ctx)
 		return -(errno ? errno : ENODEV);
 	if (ibv_query_device(d->ctx, &a) == 0) {
@@ -266,7 +274,7 @@ int rc_dev_get(struct rc_id *id, struct rc_dev *d)
 	r = rc_dev_open(d);
 	if (r)
 		return r;
-	if (!d->pd) {
+	if (!d->pd && d->cmd) {
 		d->pd = ibv_alloc_pd(d->ctx);
 		if (!d->pd)
 			return -(errno ? errno : ENOMEM);
@@ -274,7 +282,8 @@ int rc_dev_get(struct rc_id *id, struct rc_dev *d)
 	d->refs++;
 	id->dev = d;
 	id->pub.verbs = d->ctx;
-	id->pub.pd = d->pd;
+	if (d->pd)
+		id->pub.pd = d->pd;
 	return 0;
 }
 
@@ -299,6 +308,7 @@ RC_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 	int n = 0, r;
 
 	RC_LOCK();
+	rc_ports(); /* which are cmd's: the others take the kernel's context */
 	r = rc_devices();
 	list = r ? NULL : calloc((size_t)rc.n_devs + 1, sizeof(*list));
 	for (int i = 0; list && i < rc.n_devs; i++)

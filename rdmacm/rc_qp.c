@@ -134,7 +134,13 @@ RC_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *pub,
 		return rc_err(EINVAL);
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_init_qp_attr");
-	r = id ? rc_qp_attr(id, qp_attr->qp_state, qp_attr, qp_attr_mask) : 0;
+	if (id && id->kid)
+		r = rc_kern_op(id, RC_KOP_INIT_QP_ATTR, qp_attr, qp_attr_mask,
+			       0);
+	else
+		r = id ? rc_qp_attr(id, qp_attr->qp_state, qp_attr,
+				    qp_attr_mask)
+		       : 0;
 	RC_UNLOCK();
 	return id ? rc_cmc(r) : -1;
 }
@@ -199,6 +205,12 @@ RC_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *pub,
 
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_create_qp");
+	if (id && id->kid) {
+		r = attr ? rc_kern_op(id, RC_KOP_CREATE_QP, attr, NULL, 0)
+			 : -EINVAL;
+		RC_UNLOCK();
+		return rc_cmc(r);
+	}
 	RC_UNLOCK();
 	if (!id)
 		return -1;
@@ -280,10 +292,31 @@ RC_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	return r;
 }
 
+/* The kernel's id under pub, if any (for the calls that take no lock
+ * otherwise). */
+static struct rc_id *rc_kern_id(struct rdma_cm_id *pub)
+{
+	struct rc_id *id;
+
+	RC_LOCK();
+	id = rc_id_live(pub, "rdma_cm_id");
+	RC_UNLOCK();
+	return id && id->kid ? id : NULL;
+}
+
 RC_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 {
+	struct rc_id *kid;
+
 	if (!id)
 		return;
+	kid = rc_kern_id(id);
+	if (kid) {
+		RC_LOCK();
+		rc_kern_op(kid, RC_KOP_DESTROY_QP, NULL, NULL, 0);
+		RC_UNLOCK();
+		return;
+	}
 	if (id->qp)
 		ibv_destroy_qp(id->qp);
 	id->qp = NULL;
@@ -295,8 +328,18 @@ RC_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
 {
 	struct ibv_srq *srq;
 
+	struct rc_id *kid;
+	int r;
+
 	if (!id || !attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
 		return rc_err(EINVAL);
+	kid = rc_kern_id(id);
+	if (kid) {
+		RC_LOCK();
+		r = rc_kern_op(kid, RC_KOP_CREATE_SRQ, attr, NULL, 0);
+		RC_UNLOCK();
+		return rc_cmc(r);
+	}
 	if (!id->verbs)
 		return rc_err(EINVAL);
 	if (attr->srq_type == IBV_SRQT_XRC) {
@@ -336,8 +379,17 @@ RC_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 
 RC_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
 {
+	struct rc_id *kid;
+
 	if (!id)
 		return;
+	kid = rc_kern_id(id);
+	if (kid) {
+		RC_LOCK();
+		rc_kern_op(kid, RC_KOP_DESTROY_SRQ, NULL, NULL, 0);
+		RC_UNLOCK();
+		return;
+	}
 	if (id->srq)
 		ibv_destroy_srq(id->srq);
 	id->srq = NULL;

@@ -58,9 +58,34 @@ RC_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 	return -1;
 }
 
+/* ECE on an id of the kernel's CM is the kernel's; NULL for cmd's. */
+static struct rc_id *rc_ece_kid(struct rdma_cm_id *pub)
+{
+	struct rc_id *id;
+
+	RC_LOCK();
+	id = rc_id_live(pub, "rdma_*_ece");
+	RC_UNLOCK();
+	return id && id->kid ? id : NULL;
+}
+
+static int rc_ece_kern(struct rc_id *id, enum rc_kern_opcode op,
+		       struct ibv_ece *ece)
+{
+	int r;
+
+	RC_LOCK();
+	r = rc_kern_op(id, op, ece, NULL, 0);
+	RC_UNLOCK();
+	return rc_cmc(r);
+}
+
 RC_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {
-	(void)id, (void)ece;
+	struct rc_id *kid = rc_ece_kid(id);
+
+	if (kid)
+		return rc_ece_kern(kid, RC_KOP_SET_ECE, ece);
 	RC_REFUSE("rdma_set_local_ece", "the daemon's CM messages carry no ECE");
 	return -1;
 }
@@ -69,8 +94,13 @@ RC_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
  * sent none. */
 RC_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {
+	struct rc_id *kid;
+
 	if (!id || !ece)
 		return rc_err(EINVAL);
+	kid = rc_ece_kid(id);
+	if (kid)
+		return rc_ece_kern(kid, RC_KOP_GET_ECE, ece);
 	memset(ece, 0, sizeof(*ece));
 	return 0;
 }
