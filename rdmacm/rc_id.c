@@ -206,8 +206,8 @@ static int rc_where_daemon(const union ibv_gid *gid, bool any_v4,
 	w->ctx = NULL;
 	w->port_num = p->port_num;
 	for (unsigned int g = 0; g < CMC_PORT_GIDS && g < p->n_gids; g++)
-		if (gid ? !memcmp(p->gids[g].gid, gid->raw, 16)
-			: rc_gid_v4(p->gids[g].gid)) {
+		if (gid ? !memcmp(p->gids[g].gid, gid->raw, 16) :
+			  rc_gid_v4(p->gids[g].gid)) {
 			w->gid_index = p->gids[g].index;
 			memcpy(w->sgid.raw, p->gids[g].gid, 16);
 			break;
@@ -225,9 +225,9 @@ static bool rc_id_on_cmd(const struct rc_id *id)
 /* ------------------------------------------------------------------ */
 /* Create and destroy */
 
-static int rc_create(struct rdma_event_channel *channel, struct rdma_cm_id **out,
-		     void *context, enum rdma_port_space ps,
-		     enum ibv_qp_type qp_type)
+static int rc_create(struct rdma_event_channel *channel,
+		     struct rdma_cm_id **out, void *context,
+		     enum rdma_port_space ps, enum ibv_qp_type qp_type)
 {
 	struct rc_chan *ch = (struct rc_chan *)channel;
 	struct rc_id *id;
@@ -261,8 +261,8 @@ RC_EXPORT int rdma_create_id(struct rdma_event_channel *channel,
 			     enum rdma_port_space ps)
 {
 	return rc_create(channel, id, context, ps,
-			 ps == RDMA_PS_IPOIB || ps == RDMA_PS_UDP ? IBV_QPT_UD
-								  : IBV_QPT_RC);
+			 ps == RDMA_PS_IPOIB || ps == RDMA_PS_UDP ? IBV_QPT_UD :
+								    IBV_QPT_RC);
 }
 
 RC_EXPORT int rdma_destroy_id(struct rdma_cm_id *pub)
@@ -499,9 +499,9 @@ RC_EXPORT int rdma_resolve_addr(struct rdma_cm_id *pub,
 		       rc_addr_len(dst_addr));
 	}
 	/* As rdma_cm: the outcome is an event, the call succeeds. */
-	r = rc_local_event(id, r ? RDMA_CM_EVENT_ADDR_ERROR
-				 : RDMA_CM_EVENT_ADDR_RESOLVED,
-			   r);
+	r = rc_local_event(
+		id, r ? RDMA_CM_EVENT_ADDR_ERROR : RDMA_CM_EVENT_ADDR_RESOLVED,
+		r);
 	RC_UNLOCK();
 	if (r)
 		return rc_cmc(r);
@@ -678,8 +678,9 @@ static int rc_listen(struct rc_id *id, int backlog)
 		if (!cmd)
 			r = kr;
 		else if (kr)
-			rc_log(1, "rdma_listen: on the kernel's devices: %s; "
-				  "listening on cmd's only",
+			rc_log(1,
+			       "rdma_listen: on the kernel's devices: %s; "
+			       "listening on cmd's only",
 			       cmc_strerror(kr));
 	}
 	if (!r)
@@ -722,8 +723,8 @@ static void rc_take_depths(struct rc_id *id, const struct rdma_conn_param *p)
 	uint8_t max_r = id->dev ? id->dev->max_resp_res : 0xff;
 
 	if (!p || p->initiator_depth == RDMA_MAX_INIT_DEPTH)
-		id->init_depth = id->init_depth < max_i ? id->init_depth
-							: max_i;
+		id->init_depth =
+			id->init_depth < max_i ? id->init_depth : max_i;
 	else
 		id->init_depth = p->initiator_depth;
 	if (!p || p->responder_resources == RDMA_MAX_RESP_RES)
@@ -762,8 +763,9 @@ static int rc_accept(struct rc_id *id, const struct rdma_conn_param *p)
 	if (!id->server || id->st != RC_CONNECT || !id->cid)
 		return -EINVAL;
 	if (id->pub.qp_type == IBV_QPT_UD) {
-		uint32_t qpn = id->pub.qp ? id->pub.qp->qp_num
-					  : p ? p->qp_num : 0;
+		uint32_t qpn = id->pub.qp ? id->pub.qp->qp_num :
+			       p	  ? p->qp_num :
+					    0;
 
 		r = cmc_sidr_rep(id->cid, 0, qpn, id->qkey,
 				 p ? p->private_data : NULL,
@@ -840,12 +842,11 @@ static int rc_reject(struct rc_id *id, const void *pd, uint8_t len,
 		     unsigned int reason)
 {
 	if (id->kid)
-		return rc_kern_op(id,
-				  reason == 35 ? RC_KOP_REJECT_ECE
-					       : RC_KOP_REJECT,
-				  (void *)pd, NULL, len);
+		return rc_kern_op(
+			id, reason == 35 ? RC_KOP_REJECT_ECE : RC_KOP_REJECT,
+			(void *)pd, NULL, len);
 	if (!id->cid || (id->st != RC_CONNECT && !(id->st == RC_ESTABLISHED &&
-						     !id->pub.qp && !id->server)))
+						   !id->pub.qp && !id->server)))
 		return -EINVAL;
 	if (id->pub.qp_type == IBV_QPT_UD)
 		/* IBTA Table 121: 2, rejected by the service provider. */
@@ -948,8 +949,8 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 	r = rc_valid_param(id, p);
 	if (r)
 		return r;
-	max = id->pub.qp_type == IBV_QPT_UD ? CMC_SIDR_REQ_PRIVATE_DATA_SIZE
-					    : CMC_REQ_PRIVATE_DATA_SIZE;
+	max = id->pub.qp_type == IBV_QPT_UD ? CMC_SIDR_REQ_PRIVATE_DATA_SIZE :
+					      CMC_REQ_PRIVATE_DATA_SIZE;
 	if (p && p->private_data_len > max - RDMACM_HDR_SIZE)
 		return -EINVAL;
 	r = rdmacm_hdr_encode(pd, &id->pub.route.addr.src_addr,
@@ -968,16 +969,14 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 
 		s.service_id = sid;
 		s.dst.family = CMC_AF_GID;
-		memcpy(s.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw,
-		       16);
+		memcpy(s.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw, 16);
 		s.src.kind = CMC_SEL_GID;
 		memcpy(s.src.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
 		s.cm_response_timeout = RC_CM_RESPONSE_TIMEOUT;
 		s.max_cm_retries = RC_MAX_CM_RETRIES;
 		s.private_data = pd;
-		s.private_data_len =
-			(uint8_t)(RDMACM_HDR_SIZE + (p ? p->private_data_len
-						       : 0));
+		s.private_data_len = (uint8_t)(RDMACM_HDR_SIZE +
+					       (p ? p->private_data_len : 0));
 		r = cmc_sidr_req(id->cid, &s);
 	} else {
 		struct cmc_conn_param c = { 0 };
@@ -985,8 +984,7 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 		rc_take_depths(id, p);
 		c.service_id = sid;
 		c.dst.family = CMC_AF_GID;
-		memcpy(c.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw,
-		       16);
+		memcpy(c.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw, 16);
 		c.src.kind = CMC_SEL_GID;
 		memcpy(c.src.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
 		c.qp_num = id->pub.qp ? id->pub.qp->qp_num : p ? p->qp_num : 0;
@@ -1002,18 +1000,16 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 		c.local_cm_response_timeout = RC_CM_RESPONSE_TIMEOUT;
 		c.remote_cm_response_timeout = RC_CM_RESPONSE_TIMEOUT;
 		c.private_data = pd;
-		c.private_data_len =
-			(uint8_t)(RDMACM_HDR_SIZE + (p ? p->private_data_len
-						       : 0));
+		c.private_data_len = (uint8_t)(RDMACM_HDR_SIZE +
+					       (p ? p->private_data_len : 0));
 		if (id->ib_path) {
 			/* The application's path record, as the REQ's. */
 			const struct ibv_sa_path_rec *ip = &id->path;
 
-			c.path.flags |= CMC_PATH_MTU | CMC_PATH_PKEY |
-					CMC_PATH_SL | CMC_PATH_HOP_LIMIT |
-					CMC_PATH_FLOW_LABEL |
-					CMC_PATH_TRAFFIC_CLASS |
-					CMC_PATH_PACKET_RATE;
+			c.path.flags |=
+				CMC_PATH_MTU | CMC_PATH_PKEY | CMC_PATH_SL |
+				CMC_PATH_HOP_LIMIT | CMC_PATH_FLOW_LABEL |
+				CMC_PATH_TRAFFIC_CLASS | CMC_PATH_PACKET_RATE;
 			c.path.mtu = ip->mtu;
 			c.path.pkey = ntohs(ip->pkey);
 			c.path.sl = ip->sl;
@@ -1066,8 +1062,8 @@ RC_EXPORT int rdma_establish(struct rdma_cm_id *pub)
 	id = rc_id_live(pub, "rdma_establish");
 	if (id && id->kid)
 		r = rc_kern_op(id, RC_KOP_ESTABLISH, NULL, NULL, 0);
-	else if (id && !id->pub.qp && !id->server && id->cid &&
-	    id->has_route && id->st == RC_CONNECT) {
+	else if (id && !id->pub.qp && !id->server && id->cid && id->has_route &&
+		 id->st == RC_CONNECT) {
 		r = cmc_rtu(id->cid, NULL, 0);
 		if (r == 0)
 			id->st = RC_ESTABLISHED;
@@ -1163,8 +1159,8 @@ static void rc_path_from_record(struct ibv_sa_path_rec *p,
 	p->preference = w->preference;
 }
 
-static int rc_set_option(struct rc_id *id, int level, int name,
-			 const void *val, size_t len)
+static int rc_set_option(struct rc_id *id, int level, int name, const void *val,
+			 size_t len)
 {
 	if (!val)
 		return -EINVAL;
@@ -1289,8 +1285,9 @@ RC_EXPORT int rdma_migrate_id(struct rdma_cm_id *pub,
 	}
 	id->sync = to->sync;
 	if (id->kid && rc_kern_op(id, RC_KOP_MIGRATE, to, NULL, 0))
-		rc_log(1, "rdma_migrate_id: the kernel's id stayed on its "
-			  "channel: %s",
+		rc_log(1,
+		       "rdma_migrate_id: the kernel's id stayed on its "
+		       "channel: %s",
 		       cmc_strerror(-errno));
 	RC_UNLOCK();
 	return 0;
@@ -1318,7 +1315,8 @@ RC_EXPORT int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res,
 
 	if (!out || !res)
 		return rc_err(EINVAL);
-	if (rc_create(NULL, &pub, NULL, (enum rdma_port_space)res->ai_port_space,
+	if (rc_create(NULL, &pub, NULL,
+		      (enum rdma_port_space)res->ai_port_space,
 		      (enum ibv_qp_type)res->ai_qp_type))
 		return -1;
 	id = rc_id_of(pub);
@@ -1357,7 +1355,7 @@ RC_EXPORT int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res,
 	}
 	*out = pub;
 	return 0;
-err: {
+err : {
 	int e = errno;
 
 	rdma_destroy_ep(pub);

@@ -144,7 +144,8 @@ struct rc_proc {
 	bool ports_known;
 	struct cmc_port_info ports[CMC_PORTS_BATCH_MAX];
 	unsigned int n_ports;
-	struct rc_chan *chans; /* every channel (the reader polls kernel ones) */
+	struct rc_chan
+		*chans; /* every channel (the reader polls kernel ones) */
 	struct htable ids; /* ids not yet destroyed: calls check them */
 	struct htable held; /* events delivered and not acked */
 	int log_level; /* CMD_RDMACM_DEBUG: 0 quiet, 1 errors, 2 debug */

@@ -100,8 +100,8 @@ bool rc_kern_available(void)
 #define X(ret, name, args)                                                     \
 	k.name = (ret(*) args)dlsym(h, #name);                                 \
 	if (!k.name) {                                                         \
-		rc_log(1, "%s has no %s: kernel devices not handed over", path, \
-		       #name);                                                 \
+		rc_log(1, "%s has no %s: kernel devices not handed over",      \
+		       path, #name);                                           \
 		return false;                                                  \
 	}
 	RC_KERN_FUNCS(X)
@@ -185,9 +185,10 @@ int rc_kern_adopt(struct rc_id *id)
 	if (id->kid)
 		return 0;
 	if (!rc_kern_available()) {
-		rc_log(1, "%s is the kernel CM's (cmd does not serve it) and "
-			  "the system librdmacm cannot be used (see "
-			  "CMD_RDMACM_DEBUG=2)",
+		rc_log(1,
+		       "%s is the kernel CM's (cmd does not serve it) and "
+		       "the system librdmacm cannot be used (see "
+		       "CMD_RDMACM_DEBUG=2)",
 		       id->dev ? id->dev->name : "the device");
 		return -EADDRNOTAVAIL;
 	}
@@ -297,8 +298,7 @@ int rc_kern_op(struct rc_id *id, enum rc_kern_opcode op, void *a, void *b,
 	case RC_KOP_SET_OPTION: {
 		const int *lv = b;
 
-		return RC_KCALL(id,
-				k.rdma_set_option(kid, lv[0], lv[1], a, n));
+		return RC_KCALL(id, k.rdma_set_option(kid, lv[0], lv[1], a, n));
 	}
 	case RC_KOP_INIT_QP_ATTR:
 		return RC_KCALL(id, k.rdma_init_qp_attr(kid, a, b));
@@ -397,14 +397,14 @@ static void rc_kern_event(const struct rdma_cm_event *ke)
 	if (!ev)
 		return;
 	ev->pub.param = ke->param;
-	len = id->pub.qp_type == IBV_QPT_UD ? ke->param.ud.private_data_len
-					    : ke->param.conn.private_data_len;
+	len = id->pub.qp_type == IBV_QPT_UD ? ke->param.ud.private_data_len :
+					      ke->param.conn.private_data_len;
 	if (len > sizeof(ev->pd))
 		len = sizeof(ev->pd);
 	if (len) {
-		const void *src = id->pub.qp_type == IBV_QPT_UD
-					  ? ke->param.ud.private_data
-					  : ke->param.conn.private_data;
+		const void *src = id->pub.qp_type == IBV_QPT_UD ?
+					  ke->param.ud.private_data :
+					  ke->param.conn.private_data;
 
 		memcpy(ev->pd, src, len);
 		if (id->pub.qp_type == IBV_QPT_UD)

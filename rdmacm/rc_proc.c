@@ -59,8 +59,10 @@ static void *rc_reader(void *arg)
 		int r;
 
 		RC_LOCK();
-		fds[n++] = (struct pollfd){ .fd = cmc_fd(rc.ch), .events = POLLIN };
-		fds[n++] = (struct pollfd){ .fd = rc.wake_fd, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = cmc_fd(rc.ch),
+					    .events = POLLIN };
+		fds[n++] =
+			(struct pollfd){ .fd = rc.wake_fd, .events = POLLIN };
 		rc_kern_poll_fds(fds, &n, sizeof(fds) / sizeof(fds[0]));
 		/* A request queued by the app must go out before we sleep. */
 		cmc_flush(rc.ch);
@@ -81,8 +83,9 @@ static void *rc_reader(void *arg)
 		rc_kern_drain();
 		cmc_flush(rc.ch);
 		if (r != -EAGAIN) {
-			rc_log(1, "the cmd daemon's channel failed: %s; "
-				  "ids on cmd's devices no longer work",
+			rc_log(1,
+			       "the cmd daemon's channel failed: %s; "
+			       "ids on cmd's devices no longer work",
 			       cmc_strerror(r));
 			RC_UNLOCK();
 			break;
@@ -113,8 +116,9 @@ int rc_daemon(void)
 	if (r) {
 		const char *sock = getenv("CMD_SOCKET");
 
-		rc_log(1, "cannot use the cmd daemon at %s: %s (is cmd running? "
-			  "$CMD_SOCKET names its socket)",
+		rc_log(1,
+		       "cannot use the cmd daemon at %s: %s (is cmd running? "
+		       "$CMD_SOCKET names its socket)",
 		       sock && *sock ? sock : CMC_DEFAULT_SOCKET,
 		       cmc_strerror(r));
 		cmc_close(rc.ch);

@@ -23,9 +23,9 @@ static int rc_init_attr_local(const struct rc_id *id, struct ibv_qp_attr *a,
 	if (!id->pub.verbs || !id->pub.port_num)
 		return -EINVAL;
 	if (id->pub.route.addr.addr.ibaddr.pkey)
-		pkey_index = ibv_get_pkey_index(
-			id->pub.verbs, id->pub.port_num,
-			id->pub.route.addr.addr.ibaddr.pkey);
+		pkey_index =
+			ibv_get_pkey_index(id->pub.verbs, id->pub.port_num,
+					   id->pub.route.addr.addr.ibaddr.pkey);
 	if (pkey_index < 0)
 		pkey_index = 0;
 	memset(a, 0, sizeof(*a));
@@ -55,8 +55,8 @@ static int rc_qp_attr(struct rc_id *id, enum ibv_qp_state target,
 			a->sq_psn = 0;
 			*mask |= IBV_QP_SQ_PSN;
 		}
-		return target == IBV_QPS_RTR || target == IBV_QPS_RTS ? 0
-								       : -EINVAL;
+		return target == IBV_QPS_RTR || target == IBV_QPS_RTS ? 0 :
+									-EINVAL;
 	}
 	/* Before the handshake has begun only INIT is known, locally. */
 	if (!id->cid || (id->st != RC_CONNECT && id->st != RC_ESTABLISHED)) {
@@ -92,9 +92,9 @@ int rc_qp_move(struct rc_id *id, enum ibv_qp_state target, int override)
 		return r;
 	if (override && override != 0xff) {
 		if (target == IBV_QPS_RTR)
-			a.max_dest_rd_atomic = (uint8_t)override;
+			a.max_dest_rd_atomic = (uint8_t) override;
 		else if (target == IBV_QPS_RTS)
-			a.max_rd_atomic = (uint8_t)override;
+			a.max_rd_atomic = (uint8_t) override;
 	}
 	r = ibv_modify_qp(id->pub.qp, &a, mask);
 	return r ? -r : 0;
@@ -139,8 +139,8 @@ RC_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *pub,
 			       0);
 	else
 		r = id ? rc_qp_attr(id, qp_attr->qp_state, qp_attr,
-				    qp_attr_mask)
-		       : 0;
+				    qp_attr_mask) :
+			 0;
 	RC_UNLOCK();
 	return id ? rc_cmc(r) : -1;
 }
@@ -206,8 +206,8 @@ RC_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *pub,
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_create_qp");
 	if (id && id->kid) {
-		r = attr ? rc_kern_op(id, RC_KOP_CREATE_QP, attr, NULL, 0)
-			 : -EINVAL;
+		r = attr ? rc_kern_op(id, RC_KOP_CREATE_QP, attr, NULL, 0) :
+			   -EINVAL;
 		RC_UNLOCK();
 		return rc_cmc(r);
 	}
@@ -230,11 +230,10 @@ RC_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *pub,
 	if ((pub->recv_cq && attr->recv_cq && pub->recv_cq != attr->recv_cq) ||
 	    (pub->send_cq && attr->send_cq && pub->send_cq != attr->send_cq))
 		return rc_err(EINVAL);
-	if (rc_create_cqs(pub,
-			  attr->send_cq || pub->send_cq ? 0
-							: attr->cap.max_send_wr,
-			  attr->recv_cq || pub->recv_cq ? 0
-							: attr->cap.max_recv_wr))
+	if (rc_create_cqs(
+		    pub,
+		    attr->send_cq || pub->send_cq ? 0 : attr->cap.max_send_wr,
+		    attr->recv_cq || pub->recv_cq ? 0 : attr->cap.max_recv_wr))
 		return -1;
 	if (!attr->send_cq)
 		attr->send_cq = pub->send_cq;

@@ -86,7 +86,8 @@ RC_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 
 	if (kid)
 		return rc_ece_kern(kid, RC_KOP_SET_ECE, ece);
-	RC_REFUSE("rdma_set_local_ece", "the daemon's CM messages carry no ECE");
+	RC_REFUSE("rdma_set_local_ece",
+		  "the daemon's CM messages carry no ECE");
 	return -1;
 }
 
@@ -119,8 +120,8 @@ RC_RSOCK(int, rbind, (int s, const struct sockaddr *a, socklen_t l), (void)s,
 RC_RSOCK(int, rlisten, (int s, int b), (void)s, (void)b)
 RC_RSOCK(int, raccept, (int s, struct sockaddr *a, socklen_t *l), (void)s,
 	 (void)a, (void)l)
-RC_RSOCK(int, rconnect, (int s, const struct sockaddr *a, socklen_t l),
-	 (void)s, (void)a, (void)l)
+RC_RSOCK(int, rconnect, (int s, const struct sockaddr *a, socklen_t l), (void)s,
+	 (void)a, (void)l)
 RC_RSOCK(int, rshutdown, (int s, int h), (void)s, (void)h)
 RC_RSOCK(int, rclose, (int s), (void)s)
 RC_RSOCK(ssize_t, rrecv, (int s, void *b, size_t l, int f), (void)s, (void)b,
@@ -128,8 +129,8 @@ RC_RSOCK(ssize_t, rrecv, (int s, void *b, size_t l, int f), (void)s, (void)b,
 RC_RSOCK(ssize_t, rrecvfrom,
 	 (int s, void *b, size_t l, int f, struct sockaddr *a, socklen_t *al),
 	 (void)s, (void)b, (void)l, (void)f, (void)a, (void)al)
-RC_RSOCK(ssize_t, rrecvmsg, (int s, struct msghdr *m, int f), (void)s,
-	 (void)m, (void)f)
+RC_RSOCK(ssize_t, rrecvmsg, (int s, struct msghdr *m, int f), (void)s, (void)m,
+	 (void)f)
 RC_RSOCK(ssize_t, rsend, (int s, const void *b, size_t l, int f), (void)s,
 	 (void)b, (void)l, (void)f)
 RC_RSOCK(ssize_t, rsendto,
@@ -138,8 +139,7 @@ RC_RSOCK(ssize_t, rsendto,
 	 (void)s, (void)b, (void)l, (void)f, (void)a, (void)al)
 RC_RSOCK(ssize_t, rsendmsg, (int s, const struct msghdr *m, int f), (void)s,
 	 (void)m, (void)f)
-RC_RSOCK(ssize_t, rread, (int s, void *b, size_t c), (void)s, (void)b,
-	 (void)c)
+RC_RSOCK(ssize_t, rread, (int s, void *b, size_t c), (void)s, (void)b, (void)c)
 RC_RSOCK(ssize_t, rreadv, (int s, const struct iovec *v, int c), (void)s,
 	 (void)v, (void)c)
 RC_RSOCK(ssize_t, rwrite, (int s, const void *b, size_t c), (void)s, (void)b,
@@ -151,19 +151,17 @@ RC_RSOCK(int, rpoll, (struct pollfd * f, nfds_t n, int t), (void)f, (void)n,
 RC_RSOCK(int, rselect,
 	 (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t), (void)n,
 	 (void)r, (void)w, (void)e, (void)t)
-RC_RSOCK(int, rgetpeername, (int s, struct sockaddr *a, socklen_t *l),
-	 (void)s, (void)a, (void)l)
-RC_RSOCK(int, rgetsockname, (int s, struct sockaddr *a, socklen_t *l),
-	 (void)s, (void)a, (void)l)
-RC_RSOCK(int, rsetsockopt,
-	 (int s, int lv, int o, const void *v, socklen_t l), (void)s, (void)lv,
-	 (void)o, (void)v, (void)l)
+RC_RSOCK(int, rgetpeername, (int s, struct sockaddr *a, socklen_t *l), (void)s,
+	 (void)a, (void)l)
+RC_RSOCK(int, rgetsockname, (int s, struct sockaddr *a, socklen_t *l), (void)s,
+	 (void)a, (void)l)
+RC_RSOCK(int, rsetsockopt, (int s, int lv, int o, const void *v, socklen_t l),
+	 (void)s, (void)lv, (void)o, (void)v, (void)l)
 RC_RSOCK(int, rgetsockopt, (int s, int lv, int o, void *v, socklen_t *l),
 	 (void)s, (void)lv, (void)o, (void)v, (void)l)
 RC_RSOCK(int, rfcntl, (int s, int c, ...), (void)s, (void)c)
-RC_RSOCK(off_t, riomap,
-	 (int s, void *b, size_t l, int p, int f, off_t o), (void)s, (void)b,
-	 (void)l, (void)p, (void)f, (void)o)
+RC_RSOCK(off_t, riomap, (int s, void *b, size_t l, int p, int f, off_t o),
+	 (void)s, (void)b, (void)l, (void)p, (void)f, (void)o)
 RC_RSOCK(int, riounmap, (int s, void *b, size_t l), (void)s, (void)b, (void)l)
 RC_RSOCK(size_t, riowrite, (int s, const void *b, size_t c, off_t o, int f),
 	 (void)s, (void)b, (void)c, (void)o, (void)f)
