@@ -426,12 +426,29 @@ struct cmc_path_override {
  * (lesson 1): at most that many REQ_RECEIVED not yet answered by
  * cmc_accept(), cmc_reject() or cmc_destroy_id() of the new id. Further
  * REQs are held by the daemon (with an MRA) and handed out as credit
- * returns. port selects the local ports; NULL means all (this version of
- * the daemon serves listeners on every port: a narrower selector gets
- * -EOPNOTSUPP).
- * Errors: -EINVAL (state, backlog 0, bits outside the mask),
- * -EADDRINUSE (a listener already claims it), -EOPNOTSUPP (a port
- * selector other than NULL / CMC_SEL_ANY).
+ * returns.
+ *
+ * port narrows where the listener listens; NULL (or CMC_SEL_ANY) means
+ * every port. CMC_SEL_PORT: REQs that arrive on port_num of dev_name
+ * (port_num 0: any port of that device). CMC_SEL_GID: REQs sent to that
+ * GID of ours (the REQ's primary path GID on our side; for SIDR_REQs the
+ * destination GID of their GRH), whichever port holds it; on RoCE a GID
+ * is an IP address (::ffff:a.b.c.d for IPv4), so this is rdma_listen()
+ * on an address bound with rdma_bind_addr(). Several ids may listen on
+ * the same service_id and service_mask when their selectors do not
+ * overlap, as rdma_cm programs may listen on one port at different
+ * addresses: CMC_SEL_ANY overlaps every selector, two CMC_SEL_PORT ones
+ * overlap when they share a port, two CMC_SEL_GID ones when the GID is
+ * the same; a CMC_SEL_PORT and a CMC_SEL_GID selector never do. A REQ
+ * goes to the most specific listener that takes it: CMC_SEL_GID before
+ * CMC_SEL_PORT before CMC_SEL_ANY, then an exact service id before a
+ * masked one; with none, the peer gets REJ 8 "invalid service id"
+ * (SIDR_REP status 1). cmc_query_id() and cmc_list() show the selector.
+ * Errors: -EINVAL (state, backlog 0, bits outside the mask, a malformed
+ * selector), -EADDRINUSE (a listener on an overlapping selector already
+ * claims service_id and service_mask), -ENODEV (CMC_SEL_PORT names no
+ * port the daemon serves), -EADDRNOTAVAIL (CMC_SEL_GID: no served port
+ * has that GID).
  */
 int cmc_listen(struct cmc_id *id, uint64_t service_id, uint64_t service_mask,
 	       unsigned int backlog, const struct cmc_port_sel *port);
@@ -899,6 +916,13 @@ struct cmc_id_info {
 	uint8_t local_cm_response_timeout;
 	uint8_t remote_cm_response_timeout;
 	uint8_t has_alt_path;
+	/*
+	 * Listeners: their selector's kind (enum cmc_sel), and path says
+	 * where they listen: dev_name and port_num for CMC_SEL_PORT
+	 * (port_num 0: every port of the device), local_gid for
+	 * CMC_SEL_GID, nothing for CMC_SEL_ANY. Other ids: CMC_SEL_ANY.
+	 */
+	uint8_t sel;
 	struct cmc_path path;
 	struct cmc_path alt_path;
 };
@@ -919,6 +943,7 @@ struct cmc_list_entry {
 	uint8_t state;
 	uint8_t lap_state;
 	uint8_t qp_type;
+	uint8_t sel; /* listeners: enum cmc_sel of their port selector */
 	uint64_t service_id;
 	uint64_t service_mask;
 	uint32_t local_comm_id;
@@ -930,7 +955,16 @@ struct cmc_list_entry {
 	uint32_t backlog;
 	uint32_t credits_in_use;
 	uint32_t held_reqs;
-	uint8_t remote_gid[CMC_GID_SIZE];
+	union {
+		uint8_t remote_gid[CMC_GID_SIZE]; /* connections: the peer's */
+		/* Listeners with CMC_SEL_GID: the GID they listen on. */
+		uint8_t listen_gid[CMC_GID_SIZE];
+	};
+	/* Listeners with CMC_SEL_PORT: one of the ports (cmc_port_info's
+	 * port_index) and the port_num asked for (0: every port of that
+	 * port's device). */
+	uint16_t sel_port_index;
+	uint8_t sel_port_num;
 };
 
 /*

@@ -969,7 +969,7 @@ static void op_listen(void)
 
 	snap_take(s, id, &before);
 	rc = eng_listen(s->node.eng, id, sid_pick(b), masks[(b >> 2) % 4],
-			u8() % 4, fz.now);
+			u8() % 4, NULL, fz.now);
 	api_done(s, t, id, rc, false, &before);
 	if (!rc) {
 		struct eng_conn_info info;
