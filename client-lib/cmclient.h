@@ -1126,11 +1126,16 @@ int cmc_qp_attr_from_info(const struct cmc_id_info *info,
  *     version 0, byte 1 the IP version (4 or 6) in the top nibble, bytes
  *     2-3 the source port (big endian), bytes 4-19 the source address,
  *     bytes 20-35 the destination address (IPv4: in the last 4 bytes);
- *     the application's private data follows (at most 92 - 36 = 56 bytes);
+ *     the application's private data follows (at most 92 - 36 = 56 bytes;
+ *     in a SIDR_REQ, 216 - 36 = 180);
  *   - RoCE GIDs that are IP addresses: IPv4 a.b.c.d is ::ffff:a.b.c.d,
  *     an IPv6 address (link-local fe80:: too) is its own GID.
- * Only the REQ carries the header: REP, REJ, RTU, DREQ and DREP private
- * data is the application's alone, in both directions.
+ * Only the REQ and the SIDR_REQ carry the header: REP, REJ, RTU, DREQ,
+ * DREP and SIDR_REP private data is the application's alone, in both
+ * directions. UD ids of the UDP port space (udaddy, RDMA_PS_UDP) resolve
+ * each other with SIDR: cmc_sidr_req_ip() on one side, a listener, a
+ * SIDR_REQ_RECEIVED read with cmc_event_cma() and cmc_sidr_rep() with
+ * CMC_RDMA_UDP_QKEY on the other.
  * docs/INTEROP.md tells how to run cmd next to the kernel's CM.
  */
 
@@ -1146,6 +1151,28 @@ enum cmc_rdma_ps {
 #define CMC_CMA_HDR_SIZE 36
 /* The application's part of an rdma_cm REQ's private data. */
 #define CMC_CMA_PRIVATE_DATA_SIZE (CMC_REQ_PRIVATE_DATA_SIZE - CMC_CMA_HDR_SIZE)
+/* ... and of an rdma_cm SIDR_REQ's. */
+#define CMC_CMA_SIDR_PRIVATE_DATA_SIZE                                         \
+	(CMC_SIDR_REQ_PRIVATE_DATA_SIZE - CMC_CMA_HDR_SIZE)
+
+/*
+ * The Q_Key of every UD id in the kernel's rdma_cm UDP port space
+ * (RDMA_UDP_QKEY, cma.c's cma_set_qkey): what its SIDR_REP announces and
+ * what its UD QPs use. A SIDR_REP to an rdma_cm UDP peer carries it, and
+ * the application's UD QP is set to it.
+ */
+#define CMC_RDMA_UDP_QKEY 0x01234567u
+
+/*
+ * Write the 36-byte CMA header of a request from src (address and source
+ * port) to dst (address; its port is the one the service id names, the
+ * header does not carry it): both AF_INET or both AF_INET6. What
+ * cmc_connect_ip() and cmc_sidr_req_ip() put first in their private data,
+ * for an application that builds the request itself. Returns 0, -EINVAL
+ * (NULL arguments) or -EAFNOSUPPORT (families).
+ */
+int cmc_cma_hdr_encode(uint8_t out[CMC_CMA_HDR_SIZE],
+		       const struct sockaddr *src, const struct sockaddr *dst);
 
 /* The service id of port in port space ps (0: TCP); 0 for an unknown ps. */
 uint64_t cmc_rdma_service_id(enum cmc_rdma_ps ps, uint16_t port);
@@ -1178,22 +1205,42 @@ int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
 		   const struct cmc_conn_param *param);
 
 /*
+ * The SIDR twin of cmc_connect_ip(): resolve a UD id (IDLE) to the QPN and
+ * Q_Key of the rdma_cm peer listening on dst, as cmc_sidr_req() with
+ *   - service id: cmc_rdma_service_id(ps, port of dst), normally
+ *     CMC_RDMA_PS_UDP (param->service_id is ignored);
+ *   - destination: dst's RoCE GID (param->dst is ignored);
+ *   - source: src, or picked as cmc_connect_ip() does (restricted by
+ *     param->src);
+ *   - private data: the CMA header, then param's private data (at most
+ *     CMC_CMA_SIDR_PRIVATE_DATA_SIZE bytes).
+ * SIDR_REP_RECEIVED (or CONNECT_ERROR) follows; a kernel rdma_cm peer
+ * answers with CMC_RDMA_UDP_QKEY. Errors: cmc_sidr_req()'s and
+ * cmc_connect_ip()'s.
+ */
+int cmc_sidr_req_ip(struct cmc_id *id, const struct sockaddr *dst,
+		    const struct sockaddr *src, enum cmc_rdma_ps ps,
+		    const struct cmc_sidr_param *param);
+
+/*
  * Listen (as cmc_listen()) on exactly the service id of port in port
  * space ps (0: TCP), on every served port: what rdma_listen() on the
- * wildcard address is. REQ_RECEIVED events of rdma_cm peers carry the CMA
+ * wildcard address is (cmc_listen() with a CMC_SEL_GID selector of the
+ * address's GID is rdma_listen() on a bound address). REQ_RECEIVED events of rdma_cm peers carry the CMA
  * header first in their private data: cmc_event_cma() splits it off.
  */
 int cmc_listen_port(struct cmc_id *id, enum cmc_rdma_ps ps, uint16_t port,
 		    unsigned int backlog);
 
 /*
- * The rdma_cm view of a REQ_RECEIVED event: src the peer's address and
- * source port, dst our address (as the peer named it) and the listened
- * port (from the service id); pd/len the application's private data
- * after the header (len = the REQ's private data area less 36: 56; the
- * wire does not say how much the peer meant). Any output may be NULL.
- * Returns 0, -EINVAL (not a REQ_RECEIVED event), -ENOENT (its service id
- * is not in an rdma_cm port space), -EBADMSG (no valid CMA header).
+ * The rdma_cm view of a REQ_RECEIVED or SIDR_REQ_RECEIVED event: src the
+ * peer's address and source port, dst our address (as the peer named it)
+ * and the listened port (from the service id); pd/len the application's
+ * private data after the header (len = the request's private data area
+ * less 36: 56 for a REQ, 180 for a SIDR_REQ; the wire does not say how
+ * much the peer meant). Any output may be NULL. Returns 0, -EINVAL
+ * (another event), -ENOENT (its service id is not in an rdma_cm port
+ * space), -EBADMSG (no valid CMA header).
  */
 int cmc_event_cma(const struct cmc_event *ev, struct sockaddr_storage *src,
 		  struct sockaddr_storage *dst, const uint8_t **pd,
