@@ -276,36 +276,46 @@ static int cmc_ip_req(struct cmc_id *id, const struct sockaddr *dst,
 	((struct cmc_ip_req){ &(p).service_id, &(p).dst, &(p).src,             \
 			      &(p).private_data, &(p).private_data_len })
 
+/* cmc_connect_ip() (conn) and cmc_sidr_req_ip() (sidr; conn NULL). */
+static int cmc_ip_send(struct cmc_id *id, const struct sockaddr *dst,
+		       const struct sockaddr *src, enum cmc_rdma_ps ps,
+		       const struct cmc_conn_param *conn,
+		       const struct cmc_sidr_param *sidr)
+{
+	uint8_t buf[CMC_SIDR_REQ_PRIVATE_DATA_SIZE];
+	struct cmc_conn_param c;
+	struct cmc_sidr_param s;
+	int ret = cmc_id_ok(id);
+
+	if (ret)
+		return ret;
+	if (conn) {
+		c = *conn;
+		ret = cmc_ip_req(id, dst, src, ps, CMC_CMA_PRIVATE_DATA_SIZE,
+				 &CMC_IP_REQ_OF(c), buf);
+		return ret ? ret : cmc_connect(id, &c);
+	}
+	if (!sidr)
+		return -EINVAL;
+	s = *sidr;
+	ret = cmc_ip_req(id, dst, src, ps, CMC_CMA_SIDR_PRIVATE_DATA_SIZE,
+			 &CMC_IP_REQ_OF(s), buf);
+	return ret ? ret : cmc_sidr_req(id, &s);
+}
+
 CMC_EXPORT int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
 			      const struct sockaddr *src, enum cmc_rdma_ps ps,
 			      const struct cmc_conn_param *param)
 {
-	uint8_t buf[CMC_SIDR_REQ_PRIVATE_DATA_SIZE];
-	struct cmc_conn_param p;
-	int ret = cmc_id_ok(id);
-
-	if (ret || !param)
-		return ret ? ret : -EINVAL;
-	p = *param;
-	ret = cmc_ip_req(id, dst, src, ps, CMC_CMA_PRIVATE_DATA_SIZE,
-			 &CMC_IP_REQ_OF(p), buf);
-	return ret ? ret : cmc_connect(id, &p);
+	/* A NULL param is refused there: neither request. */
+	return cmc_ip_send(id, dst, src, ps, param, NULL);
 }
 
 CMC_EXPORT int cmc_sidr_req_ip(struct cmc_id *id, const struct sockaddr *dst,
 			       const struct sockaddr *src, enum cmc_rdma_ps ps,
 			       const struct cmc_sidr_param *param)
 {
-	uint8_t buf[CMC_SIDR_REQ_PRIVATE_DATA_SIZE];
-	struct cmc_sidr_param p;
-	int ret = cmc_id_ok(id);
-
-	if (ret || !param)
-		return ret ? ret : -EINVAL;
-	p = *param;
-	ret = cmc_ip_req(id, dst, src, ps, CMC_CMA_SIDR_PRIVATE_DATA_SIZE,
-			 &CMC_IP_REQ_OF(p), buf);
-	return ret ? ret : cmc_sidr_req(id, &p);
+	return cmc_ip_send(id, dst, src, ps, NULL, param);
 }
 
 CMC_EXPORT int cmc_listen_port(struct cmc_id *id, enum cmc_rdma_ps ps,

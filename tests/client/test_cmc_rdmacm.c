@@ -127,6 +127,31 @@ static void test_service_ids(void **state)
 	assert_string_equal(cmc_rej_reason_str(200), "unknown");
 }
 
+/*
+ * The last request of type (CONNECT or SIDR_REQ) went to 10.0.0.2 with
+ * the service id want, from the daemon's IPv4 GID, picked after one
+ * PORTS: how cmc_connect_ip() and cmc_sidr_req_ip() address theirs.
+ */
+static const struct cmp_msg *sent_to_v4(struct fx *x, enum cmp_type type,
+					uint64_t want)
+{
+	const struct cmp_msg *m = fake_last(x->f, type);
+	const struct cmp_addr *dst =
+		type == CMP_TYPE_CONNECT ? &m->connect.dst : &m->sidr_req.dst;
+	const struct cmp_port_sel *src =
+		type == CMP_TYPE_CONNECT ? &m->connect.src : &m->sidr_req.src;
+
+	assert_int_equal(fake_count(x->f, CMP_TYPE_PORTS), 1);
+	assert_true((type == CMP_TYPE_CONNECT ?
+			     m->connect.service_id :
+			     m->sidr_req.service_id) == want);
+	assert_int_equal(dst->family, CMP_AF_IPV4);
+	assert_memory_equal(dst->addr, "\x0a\x00\x00\x02", 4);
+	assert_int_equal(src->kind, CMP_SEL_GID);
+	assert_memory_equal(src->gid, gid_v4, 16);
+	return m;
+}
+
 /* IPv4, no source: the daemon's IPv4 GID (v2) of the RoCE port. */
 static void test_connect_ipv4(void **state)
 {
@@ -143,13 +168,8 @@ static void test_connect_ipv4(void **state)
 	assert_int_equal(cmc_connect_ip(id, (struct sockaddr *)&dst, NULL,
 					CMC_RDMA_PS_TCP, &p),
 			 0);
-	assert_int_equal(fake_count(x->f, CMP_TYPE_PORTS), 1);
-	c = &fake_last(x->f, CMP_TYPE_CONNECT)->connect;
-	assert_true(c->service_id == UINT64_C(0x0000000001061d2f));
-	assert_int_equal(c->dst.family, CMP_AF_IPV4);
-	assert_memory_equal(c->dst.addr, "\x0a\x00\x00\x02", 4);
-	assert_int_equal(c->src.kind, CMP_SEL_GID);
-	assert_memory_equal(c->src.gid, gid_v4, 16);
+	c = &sent_to_v4(x, CMP_TYPE_CONNECT, UINT64_C(0x0000000001061d2f))
+		     ->connect;
 	assert_int_equal(c->local_qpn, 0x1234);
 	assert_int_equal(c->private_data_len, 36 + 10);
 	assert_int_equal(c->private_data[0], 0x00); /* CMA version */
@@ -437,13 +457,8 @@ static void test_sidr_req_ip(void **state)
 	assert_int_equal(cmc_sidr_req_ip(mkud(x), (struct sockaddr *)&dst, NULL,
 					 CMC_RDMA_PS_UDP, &p),
 			 0);
-	assert_int_equal(fake_count(x->f, CMP_TYPE_PORTS), 1);
-	r = &fake_last(x->f, CMP_TYPE_SIDR_REQ)->sidr_req;
-	assert_true(r->service_id == UINT64_C(0x0000000001111d2f));
-	assert_int_equal(r->dst.family, CMP_AF_IPV4);
-	assert_memory_equal(r->dst.addr, "\x0a\x00\x00\x02", 4);
-	assert_int_equal(r->src.kind, CMP_SEL_GID);
-	assert_memory_equal(r->src.gid, gid_v4, 16);
+	r = &sent_to_v4(x, CMP_TYPE_SIDR_REQ, UINT64_C(0x0000000001111d2f))
+		     ->sidr_req;
 	assert_int_equal(r->pkey, 0xffff);
 	assert_int_equal(r->max_cm_retries, 3);
 	assert_int_equal(r->cm_response_timeout, 18);
@@ -465,16 +480,18 @@ static void test_sidr_req_ip(void **state)
 					 (struct sockaddr *)&src6,
 					 CMC_RDMA_PS_UDP, &p),
 			 0);
+	/* No PORTS this time: the source is src6, its port in the header. */
 	assert_int_equal(fake_count(x->f, CMP_TYPE_PORTS), 1);
 	r = &fake_last(x->f, CMP_TYPE_SIDR_REQ)->sidr_req;
-	assert_true(r->service_id == (UINT64_C(0x0000000001110000) | 7174));
-	assert_int_equal(r->dst.family, CMP_AF_IPV6);
 	assert_memory_equal(r->src.gid, &src6.sin6_addr, 16);
+	assert_int_equal(cmc_cma_hdr_encode(h, (struct sockaddr *)&src6,
+					    (struct sockaddr *)&dst6),
+			 0);
+	assert_memory_equal(r->private_data, h, sizeof(h));
 	assert_int_equal(r->private_data_len, CMC_SIDR_REQ_PRIVATE_DATA_SIZE);
-	assert_int_equal(r->private_data[1], 0x60);
-	assert_int_equal(r->private_data[2] << 8 | r->private_data[3], 4444);
 	assert_int_equal(r->private_data[CMC_SIDR_REQ_PRIVATE_DATA_SIZE - 1],
 			 0x5a);
+	assert_true(r->service_id == (UINT64_C(0x0000000001110000) | 7174));
 
 	/* Refused before anything is sent. */
 	p.private_data_len = CMC_CMA_SIDR_PRIVATE_DATA_SIZE + 1;

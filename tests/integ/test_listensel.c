@@ -159,6 +159,17 @@ static struct cmc_id *connect_ip(uint64_t sid, const char *ip)
 	return connect_gid(sid, gid);
 }
 
+static void destroy_ids(struct cmc_id *const *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(cmc_destroy_id(ids[i]), 0);
+}
+
+#define DESTROY(...)                                                           \
+	destroy_ids((struct cmc_id *const[]){ __VA_ARGS__ },                   \
+		    sizeof((struct cmc_id *const[]){ __VA_ARGS__ }) /          \
+			    sizeof(struct cmc_id *))
+
 /* A's id is turned away: REJ 8 "invalid service id". */
 static void expect_rej8(struct cmc_id *aid)
 {
@@ -287,9 +298,7 @@ static void test_gid_listener(void **state)
 	} while (cursor);
 	assert_true(listed);
 
-	assert_int_equal(cmc_destroy_id(aid), 0);
-	assert_int_equal(cmc_destroy_id(bid), 0);
-	assert_int_equal(cmc_destroy_id(l), 0);
+	DESTROY(aid, bid, l);
 }
 
 /* Two programs on one service id, one per address: both work. */
@@ -311,12 +320,7 @@ static void test_two_gid_listeners(void **state)
 	sim_expect_quiet(b2);
 	assert_int_equal(sim_state_of(b1id), CMC_STATE_ESTABLISHED);
 	assert_int_equal(sim_state_of(b2id), CMC_STATE_ESTABLISHED);
-	assert_int_equal(cmc_destroy_id(a1), 0);
-	assert_int_equal(cmc_destroy_id(a2), 0);
-	assert_int_equal(cmc_destroy_id(b1id), 0);
-	assert_int_equal(cmc_destroy_id(b2id), 0);
-	assert_int_equal(cmc_destroy_id(l1), 0);
-	assert_int_equal(cmc_destroy_id(l2), 0);
+	DESTROY(a1, a2, b1id, b2id, l1, l2);
 	cmc_close(b2);
 }
 
@@ -370,9 +374,7 @@ static void test_overlap_eaddrinuse(void **state)
 	/* A destroyed listener's claim is free again. */
 	assert_int_equal(cmc_destroy_id(l[0]), 0);
 	assert_int_equal(try_listen(b2, CMC_QP_RC, sid, ~0ULL, &s1, &l[4]), 0);
-	assert_int_equal(cmc_destroy_id(w), 0);
-	for (int i = 1; i < 5; i++)
-		assert_int_equal(cmc_destroy_id(l[i]), 0);
+	DESTROY(w, l[1], l[2], l[3], l[4]);
 	cmc_close(b2);
 }
 
@@ -395,8 +397,7 @@ static void test_most_specific_first(void **state)
 	req_for(b, lw, connect_ip(range | 2, B_IP1), false);
 	assert_int_equal(cmc_destroy_id(lp), 0);
 	req_for(b, lw, connect_ip(range | 1, B_IP2), false);
-	assert_int_equal(cmc_destroy_id(lg), 0);
-	assert_int_equal(cmc_destroy_id(lw), 0);
+	DESTROY(lg, lw);
 }
 
 /* A's new UD id asks B's UDP port at ip, the rdma_cm way. */
