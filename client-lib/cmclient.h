@@ -31,8 +31,9 @@
  *    A request the daemon refuses returns the daemon's status: -EINVAL
  *    (the id's state does not allow the call, or a bad argument; nothing
  *    changed), -ENOENT (no such id), -EADDRINUSE (LISTEN: another listener
- *    claims that service id), -EHOSTUNREACH / -ENETUNREACH (CONNECT: no
- *    route), -EMFILE (the daemon's per-client id limit), -EPERM.
+ *    claims that service id where this one would listen), -EHOSTUNREACH /
+ *    -ENETUNREACH (CONNECT: no route), -EMFILE (the daemon's per-client id
+ *    limit), -EPERM.
  *    cmc_strerror() turns any of these into text.
  *
  *  - Requests are synchronous by default. Each call sends one request and

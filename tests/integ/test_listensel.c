@@ -13,6 +13,7 @@
  *              two addresses, each gets its own and both connect;
  *   overlap    what -EADDRINUSE is (the kernel's rdma_cm rules for one
  *              port), and -EADDRNOTAVAIL / -ENODEV for what B lacks;
+ *              QUERY_ID and cmctl show where each listener listens;
  *   specific   a GID listener before a port listener before a wildcard
  *              (here a masked one);
  *   sidr       cmc_sidr_req_ip() to a UD listener on 127.0.2.1 in the UDP
@@ -324,6 +325,25 @@ static void test_two_gid_listeners(void **state)
 	cmc_close(b2);
 }
 
+/* `cmctl listeners` on B ends l's line with where it listens. */
+static void cmctl_shows(struct cmc_id *l, const char *where)
+{
+	char cmdline[512];
+
+	snprintf(cmdline, sizeof(cmdline),
+		 "%s -s %s listeners | grep -Eq '^%u .* %s$'", getenv("CMCTL"),
+		 sim_fab.sock[1], cmc_id_num(l), where);
+	if (!system(cmdline))
+		return;
+	/* What it did show, for the log. */
+	snprintf(cmdline, sizeof(cmdline), "%s -s %s listeners >&2",
+		 getenv("CMCTL"), sim_fab.sock[1]);
+	if (system(cmdline))
+		fprintf(stderr, "cmctl failed\n");
+	fail_msg("cmctl listeners: no line for %u ending with %s",
+		 cmc_id_num(l), where);
+}
+
 /* -EADDRINUSE as the kernel's rdma_cm decides it for one port. */
 static void test_overlap_eaddrinuse(void **state)
 {
@@ -371,6 +391,10 @@ static void test_overlap_eaddrinuse(void **state)
 			 -ENODEV);
 	assert_int_equal(try_listen(b, CMC_QP_RC, sid, ~0ULL, &noport, NULL),
 			 -ENODEV);
+	/* cmctl says where each listens. */
+	cmctl_shows(w, "\\*");
+	cmctl_shows(l[1], B_DEV ":1");
+	cmctl_shows(l[3], "::ffff:" B_IP2);
 	/* A destroyed listener's claim is free again. */
 	assert_int_equal(cmc_destroy_id(l[0]), 0);
 	assert_int_equal(try_listen(b2, CMC_QP_RC, sid, ~0ULL, &s1, &l[4]), 0);
