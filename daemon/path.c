@@ -212,6 +212,9 @@ int path_listen_sel(const struct xport *x, const struct cmp_port_sel *sel,
 
 	memset(out, 0, sizeof(*out));
 	memset(where, 0, sizeof(*where));
+	out->kind = ENG_SEL_ANY;
+	if (sel->kind == CMP_SEL_ANY)
+		return 0;
 	for (unsigned int i = 0; i < xport_port_count(x); i++) {
 		const struct xport_port *c = port_at(x, i);
 
@@ -222,7 +225,6 @@ int path_listen_sel(const struct xport *x, const struct cmp_port_sel *sel,
 	}
 	switch ((enum cmp_sel)sel->kind) {
 	case CMP_SEL_ANY:
-		out->kind = ENG_SEL_ANY;
 		return 0;
 	case CMP_SEL_PORT:
 		if (!any)
