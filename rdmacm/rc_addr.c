@@ -350,8 +350,8 @@ static int gid_set_load(struct gid_set *s, struct ibv_context *const *ctxs,
 			gid_set_free(&cache.s);
 		cache.n = -1;
 		ret = gid_set_read(&cache.s, ctxs, n);
-		if (!ret && n <= (int)(sizeof(cache.ctxs) /
-				       sizeof(cache.ctxs[0]))) {
+		if (!ret &&
+		    n <= (int)(sizeof(cache.ctxs) / sizeof(cache.ctxs[0]))) {
 			memcpy(cache.ctxs, ctxs, (size_t)n * sizeof(*ctxs));
 			cache.n = n;
 		}
@@ -366,7 +366,8 @@ static int gid_set_load(struct gid_set *s, struct ibv_context *const *ctxs,
 			ret = -ENOMEM;
 		} else {
 			memcpy(s->e, cache.s.e, cache.s.n * sizeof(*s->e));
-			memcpy(s->end, cache.s.end, (size_t)n * sizeof(*s->end));
+			memcpy(s->end, cache.s.end,
+			       (size_t)n * sizeof(*s->end));
 		}
 	}
 	if (cache.n < 0 && !ret) {

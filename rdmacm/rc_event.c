@@ -62,7 +62,7 @@ static struct rc_ev *rc_on_req(struct rc_id *lst, const struct cmc_event *e)
 	struct rc_ev *ev;
 
 	if (lst->destroyed || lst->st != RC_LISTEN) {
-		rc_id_reject_new(e->id, 8);
+		rc_id_reject_new(e->id, 8, ud);
 		return NULL;
 	}
 	if (rdmacm_hdr_decode(pd, len, sid, &hdr)) {
@@ -70,19 +70,19 @@ static struct rc_ev *rc_on_req(struct rc_id *lst, const struct cmc_event *e)
 		       "a %s to service id 0x%016llx carries no rdma_cm "
 		       "address header: rejected (REJ 28)",
 		       ud ? "SIDR REQ" : "REQ", (unsigned long long)sid);
-		rc_id_reject_new(e->id, 28);
+		rc_id_reject_new(e->id, 28, ud);
 		return NULL;
 	}
 	if (!rc_listener_takes(lst, (const struct sockaddr *)&hdr.dst)) {
 		/* Bound to another address than the REQ names: nobody
 		 * listens there (REJ 8, as the kernel's CM would). */
-		rc_id_reject_new(e->id, 8);
+		rc_id_reject_new(e->id, 8, ud);
 		return NULL;
 	}
 	id = rc_id_new(lst->ch, lst->pub.context, lst->pub.ps,
 		       lst->pub.qp_type);
 	if (!id) {
-		rc_id_reject_new(e->id, 28);
+		rc_id_reject_new(e->id, 28, ud);
 		return NULL;
 	}
 	if (lst->sync) {
@@ -343,7 +343,8 @@ void rc_on_daemon_event(const struct cmc_event *e)
 	/* A request whose listener is gone: its context is a stale
 	 * pointer, never to be read. */
 	if (req && !e->listen_id) {
-		rc_id_reject_new(e->id, 8);
+		rc_id_reject_new(e->id, 8,
+				 e->type == CMC_EVENT_SIDR_REQ_RECEIVED);
 		return;
 	}
 	if ((unsigned int)e->type < sizeof(rc_map) / sizeof(rc_map[0]))
@@ -352,7 +353,9 @@ void rc_on_daemon_event(const struct cmc_event *e)
 		rc_log(1, "daemon event %s without an id of ours: dropped",
 		       cmc_event_str(e->type));
 		if (req)
-			rc_id_reject_new(e->id, 8);
+			rc_id_reject_new(e->id, 8,
+					 e->type ==
+						 CMC_EVENT_SIDR_REQ_RECEIVED);
 		return;
 	}
 	if (id->destroyed && !req)

@@ -57,11 +57,14 @@ void rc_id_free(struct rc_id *id)
 	free(id);
 }
 
-void rc_id_reject_new(struct cmc_id *cid, unsigned int reason)
+void rc_id_reject_new(struct cmc_id *cid, unsigned int reason, bool sidr)
 {
-	/* The daemon finishes the protocol of a destroyed passive id: it
-	 * rejects the REQ (SIDR: answers it) and frees the credit. */
-	(void)reason;
+	/* A REJ with our reason (SIDR: status 1, service id not supported),
+	 * then the id goes; the daemon returns the listener's credit. */
+	if (sidr)
+		cmc_sidr_rep(cid, 1, 0, 0, NULL, 0);
+	else
+		cmc_reject(cid, reason, NULL, 0, NULL, 0);
 	cmc_destroy_id(cid);
 }
 
@@ -201,7 +204,9 @@ static int rc_where_daemon(const union ibv_gid *gid, bool any_v4,
 		p = rc_port_of_gid(gid);
 	if (!p && any_v4)
 		p = rc_port_first_v4();
-	if (!p)
+	/* Only ports no verbs device is behind (the simulated fabric): a
+	 * real device's addresses are the routing table's to place. */
+	if (!p || rc_dev_by_name(p->dev_name))
 		return -EADDRNOTAVAIL;
 	w->ctx = NULL;
 	w->port_num = p->port_num;
@@ -706,8 +711,11 @@ bool rc_listener_takes(const struct rc_id *lst, const struct sockaddr *dst)
 {
 	const struct sockaddr *own = &lst->pub.route.addr.src_addr;
 
+	/* As the kernel: an IPv4 wildcard takes IPv4 only; an IPv6 one
+	 * takes both unless AFONLY. */
 	if (lst->bound_any)
-		return !(lst->afonly && own->sa_family != dst->sa_family);
+		return own->sa_family == dst->sa_family ||
+		       (own->sa_family == AF_INET6 && !lst->afonly);
 	if (own->sa_family != dst->sa_family)
 		return false;
 	if (own->sa_family == AF_INET)

@@ -58,7 +58,7 @@ enum rc_state {
 	RC_LISTEN,
 	RC_CONNECT, /* REQ sent (active) or received (passive) */
 	RC_ESTABLISHED,
-	RC_DISCONNECT, /* DISCONNECTED reported or our DREQ out */
+	RC_DISCONNECT, /* DISCONNECTED reported */
 	RC_ERROR, /* REJECTED / UNREACHABLE / CONNECT_ERROR reported */
 	RC_REMOVED, /* DEVICE_REMOVAL reported */
 };
@@ -92,7 +92,7 @@ struct rc_chan {
 	struct rdma_event_channel pub; /* first; fd is an eventfd */
 	struct rc_ev *head, **tail;
 	unsigned int queued;
-	unsigned int ids; /* ids on it (destroy refuses EBUSY otherwise) */
+	unsigned int ids; /* ids on it (destroy keeps it while any is) */
 	bool sync; /* the private channel of a synchronous id */
 	bool dead;
 	struct rc_chan *knext; /* rc.chans */
@@ -148,7 +148,8 @@ struct rc_proc {
 		*chans; /* every channel (the reader polls kernel ones) */
 	struct htable ids; /* ids not yet destroyed: calls check them */
 	struct htable held; /* events delivered and not acked */
-	int log_level; /* CMD_RDMACM_DEBUG: 0 quiet, 1 errors, 2 debug */
+	int log_level; /* CMD_RDMACM_DEBUG: 0 quiet, 1 errors, 2 notes,
+			* 3 every daemon event */
 };
 
 extern struct rc_proc rc;
@@ -198,7 +199,7 @@ void rc_on_daemon_event(const struct cmc_event *e);
 struct rc_id *rc_id_new(struct rc_chan *ch, void *context,
 			enum rdma_port_space ps, enum ibv_qp_type qp_type);
 void rc_id_set_path(struct rc_id *id, const struct cmc_path *p);
-void rc_id_reject_new(struct cmc_id *cid, unsigned int reason);
+void rc_id_reject_new(struct cmc_id *cid, unsigned int reason, bool sidr);
 bool rc_listener_takes(const struct rc_id *lst, const struct sockaddr *dst);
 
 /* rc_qp.c */

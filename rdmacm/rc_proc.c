@@ -51,47 +51,63 @@ void rc_wake_reader(void)
 
 static void *rc_reader(void *arg)
 {
+	struct pollfd *fds = NULL;
+	unsigned int cap = 0;
+	bool daemon = true;
+
 	(void)arg;
 	for (;;) {
-		struct pollfd fds[64];
-		unsigned int n = 0;
 		struct cmc_event *e;
+		unsigned int n = 0, want = 2;
 		int r;
 
 		RC_LOCK();
-		fds[n++] = (struct pollfd){ .fd = cmc_fd(rc.ch),
-					    .events = POLLIN };
+		for (struct rc_chan *c = rc.chans; c; c = c->knext)
+			want += c->kch ? 1 : 0;
+		if (want > cap) {
+			struct pollfd *m = realloc(fds, want * sizeof(*fds));
+
+			if (m) {
+				fds = m;
+				cap = want;
+			}
+		}
 		fds[n++] =
 			(struct pollfd){ .fd = rc.wake_fd, .events = POLLIN };
-		rc_kern_poll_fds(fds, &n, sizeof(fds) / sizeof(fds[0]));
+		fds[n++] = (struct pollfd){ .fd = daemon ? cmc_fd(rc.ch) : -1,
+					    .events = POLLIN };
+		rc_kern_poll_fds(fds, &n, cap);
 		/* A request queued by the app must go out before we sleep. */
-		cmc_flush(rc.ch);
+		if (daemon)
+			cmc_flush(rc.ch);
 		RC_UNLOCK();
 
 		if (poll(fds, n, -1) < 0 && errno != EINTR)
 			break;
-		if (fds[1].revents & POLLIN) {
+		if (fds[0].revents & POLLIN) {
 			eventfd_t v;
 
 			eventfd_read(rc.wake_fd, &v);
 		}
 		RC_LOCK();
-		while ((r = cmc_get_event(rc.ch, &e, 0)) == 0) {
+		while (daemon && (r = cmc_get_event(rc.ch, &e, 0)) == 0) {
 			rc_on_daemon_event(e);
 			cmc_ack_event(e);
 		}
-		rc_kern_drain();
-		cmc_flush(rc.ch);
-		if (r != -EAGAIN) {
+		if (daemon && r != -EAGAIN) {
+			/* The kernel's ids carry on; cmd's are dead. */
 			rc_log(1,
-			       "the cmd daemon's channel failed: %s; "
-			       "ids on cmd's devices no longer work",
+			       "the cmd daemon's channel failed: %s; ids on "
+			       "cmd's devices no longer work",
 			       cmc_strerror(r));
-			RC_UNLOCK();
-			break;
+			daemon = false;
 		}
+		rc_kern_drain();
+		if (daemon)
+			cmc_flush(rc.ch);
 		RC_UNLOCK();
 	}
+	free(fds);
 	return NULL;
 }
 

@@ -291,28 +291,31 @@ RC_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	return r;
 }
 
-/* The kernel's id under pub, if any (for the calls that take no lock
- * otherwise). */
-static struct rc_id *rc_kern_id(struct rdma_cm_id *pub)
+/* The live id under pub (NULL, errno EINVAL and a log line for a NULL
+ * or destroyed one); *kern: it has a kernel id. */
+static struct rc_id *rc_qp_id(struct rdma_cm_id *pub, const char *call,
+			      bool *kern)
 {
 	struct rc_id *id;
 
 	RC_LOCK();
-	id = rc_id_live(pub, "rdma_cm_id");
+	id = rc_id_live(pub, call);
+	*kern = id && id->kid;
 	RC_UNLOCK();
-	return id && id->kid ? id : NULL;
+	return id;
 }
 
 RC_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 {
-	struct rc_id *kid;
+	struct rc_id *rid;
+	bool kern;
 
-	if (!id)
+	rid = rc_qp_id(id, "rdma_destroy_qp", &kern);
+	if (!rid)
 		return;
-	kid = rc_kern_id(id);
-	if (kid) {
+	if (kern) {
 		RC_LOCK();
-		rc_kern_op(kid, RC_KOP_DESTROY_QP, NULL, NULL, 0);
+		rc_kern_op(rid, RC_KOP_DESTROY_QP, NULL, NULL, 0);
 		RC_UNLOCK();
 		return;
 	}
@@ -327,15 +330,18 @@ RC_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
 {
 	struct ibv_srq *srq;
 
-	struct rc_id *kid;
+	struct rc_id *rid;
+	bool kern;
 	int r;
 
-	if (!id || !attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
+	rid = rc_qp_id(id, "rdma_create_srq", &kern);
+	if (!rid)
+		return -1;
+	if (!attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
 		return rc_err(EINVAL);
-	kid = rc_kern_id(id);
-	if (kid) {
+	if (kern) {
 		RC_LOCK();
-		r = rc_kern_op(kid, RC_KOP_CREATE_SRQ, attr, NULL, 0);
+		r = rc_kern_op(rid, RC_KOP_CREATE_SRQ, attr, NULL, 0);
 		RC_UNLOCK();
 		return rc_cmc(r);
 	}
@@ -378,14 +384,15 @@ RC_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 
 RC_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
 {
-	struct rc_id *kid;
+	struct rc_id *rid;
+	bool kern;
 
-	if (!id)
+	rid = rc_qp_id(id, "rdma_destroy_srq", &kern);
+	if (!rid)
 		return;
-	kid = rc_kern_id(id);
-	if (kid) {
+	if (kern) {
 		RC_LOCK();
-		rc_kern_op(kid, RC_KOP_DESTROY_SRQ, NULL, NULL, 0);
+		rc_kern_op(rid, RC_KOP_DESTROY_SRQ, NULL, NULL, 0);
 		RC_UNLOCK();
 		return;
 	}

@@ -64,6 +64,7 @@ static struct rc_id *rc_ece_kid(struct rdma_cm_id *pub)
 	struct rc_id *id;
 
 	RC_LOCK();
+	errno = 0;
 	id = rc_id_live(pub, "rdma_*_ece");
 	RC_UNLOCK();
 	return id && id->kid ? id : NULL;
@@ -84,6 +85,8 @@ RC_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {
 	struct rc_id *kid = rc_ece_kid(id);
 
+	if (!kid && errno == EINVAL)
+		return -1; /* not a live id: said so */
 	if (kid)
 		return rc_ece_kern(kid, RC_KOP_SET_ECE, ece);
 	RC_REFUSE("rdma_set_local_ece",
@@ -102,6 +105,8 @@ RC_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 	kid = rc_ece_kid(id);
 	if (kid)
 		return rc_ece_kern(kid, RC_KOP_GET_ECE, ece);
+	if (errno == EINVAL)
+		return -1; /* not a live id: said so */
 	memset(ece, 0, sizeof(*ece));
 	return 0;
 }
