@@ -9,7 +9,7 @@ set -euo pipefail
 
 PKGS=(
 	meson ninja-build pkg-config gcc libc6-dev
-	libibverbs-dev libibumad-dev libev-dev libcmocka-dev
+	libibverbs-dev libibumad-dev librdmacm-dev libev-dev libcmocka-dev
 	clang-format valgrind python3 tshark
 )
 
