@@ -164,7 +164,7 @@ listening() {
 	[ -n "$cmd_pid" ] || return 1
 	printf -v hex '%04x' "$1"
 	out=$("$CMCTL" -s "$SOCK" listeners 2>/dev/null)
-	[[ $out =~ LISTEN\ +0x00000000010(6|11)$hex ]]
+	[[ $out =~ LISTEN\ +0x0000000001(06|11)$hex ]]
 }
 # server_up NAME PORT: wait (60 s, a hang guard) until server NAME listens
 # on PORT; false, and a FAIL, if it does not or has exited.
