@@ -136,6 +136,13 @@ bg() {
 	shift 2
 	echo "-- $n: $*"
 	bgt[$n]=$(now_us)
+	# "as w|k PROG...": the program itself goes in the background (bash
+	# execs it in the forked child; cmd-rdmacm execs too), so that $! is
+	# its pid and a SIGTERM reaches it, not a subshell that would leave
+	# it running (cmtime's server would keep its listener in the daemon).
+	if [ "$1" = as ]; then
+		[ "$2" = w ] && set -- "${W[@]}" "${@:3}" || set -- "${@:3}"
+	fi
 	"$@" >"$dir/$n.log" 2>&1 &
 	bgpid[$n]=$!
 	pids+=("$!")
@@ -250,16 +257,9 @@ check_cma() { # NAME PROG
 # (cmtime -c 1000 ~3 s); these only turn a hang into a FAIL.
 G_CLIENT=240 G_SERVER=120 G_CMTIME=600
 
-
 # Side w runs PROG through the wrapper (cmd; in --kernel-only the plain
 # program), side k the plain program (the kernel's rdma_cm).
 if [ $KONLY = 1 ]; then W=(); else W=("$WRAPPER" --socket "$SOCK"); fi
-as() {
-	local how=$1
-	shift
-	[ "$how" = w ] && set -- "${W[@]}" "$@"
-	"$@"
-}
 who() {
 	if [ "$1" = k ]; then
 		echo kernel
@@ -506,6 +506,8 @@ if [ $KONLY = 0 ]; then
 	read_counters 60 mad_rx mad_tx mad_tx_errors mad_malformed req_sent \
 		rep_sent rej_sent sidr_req_sent sidr_rep_sent timeouts ids records
 	check_counters_clean
+	# What is left, and whose, when something is.
+	[ "${ctr[ids]:-x}" = 0 ] || "$CMCTL" -s "$SOCK" ids
 	cmd_stop
 	case_end
 fi
