@@ -151,31 +151,44 @@ bg_end() {
 # lines NAME REGEX: how many lines of NAME's log match.
 lines() { count_lines "$dir/$1.log" "$2"; }
 
-# listening PORT: true once a listening id on PORT exists, in the kernel
-# (`rdma res show cm_id`: "state LISTEN ... src-addr ADDR:PORT") or in
-# cmd (`cmctl listeners`: the rdma_cm service id, TCP 0x0106 or UDP
-# 0x0111 port space, with PORT in its low 16 bits).
+# listening CM PORT: true once a listening id on PORT exists in CM: the
+# kernel (`rdma res show cm_id`: "state LISTEN ... src-addr ADDR:PORT") or
+# cmd (`cmctl listeners`: the rdma_cm service id, TCP port space 0x0106 or
+# UDP 0x0111, with PORT in its low 16 bits).
 listening() {
 	local out line hex
-	out=$(rdma res show cm_id 2>/dev/null)
-	while IFS= read -r line; do
-		[[ $line =~ state\ LISTEN.*src-addr\ [^\ ]*:$1( |$) ]] && return 0
-	done <<<"$out"
-	[ -n "$cmd_pid" ] || return 1
-	printf -v hex '%04x' "$1"
+	if [ "$1" = kernel ]; then
+		out=$(rdma res show cm_id 2>/dev/null)
+		while IFS= read -r line; do
+			[[ $line =~ state\ LISTEN.*src-addr\ [^\ ]*:$2( |$) ]] && return 0
+		done <<<"$out"
+		return 1
+	fi
+	printf -v hex '%04x' "$2"
 	out=$("$CMCTL" -s "$SOCK" listeners 2>/dev/null)
-	[[ $out =~ LISTEN\ +0x00000000010(6|11)$hex ]]
+	[[ $out =~ LISTEN\ +0x0000000001(06|11)$hex ]]
 }
-# server_up NAME PORT: wait (60 s, a hang guard) until server NAME listens
-# on PORT; false, and a FAIL, if it does not or has exited.
+# cm_of SIDE SADDR: the CM a server of SIDE (w/k) on SADDR must listen
+# in: cmd for a wrapped one on a device cmd serves, else the kernel.
+cm_of() {
+	if [ $KONLY = 1 ] || [ "$1" = k ] ||
+		{ [ "$LAYOUT" = interop ] && [ "$2" = "$AT1" ]; }; then
+		echo kernel
+	else
+		echo cmd
+	fi
+}
+# server_up NAME PORT CM: wait (60 s, a hang guard) until server NAME
+# listens on PORT in CM (cm_of); false, and a FAIL, if it does not or
+# has exited.
 server_up() {
 	local end=$(($(now_us) + 60000000))
 	while (($(now_us) < end)); do
-		listening "$2" && return 0
+		listening "$3" "$2" && return 0
 		kill -0 "${bgpid[$1]}" 2>/dev/null || break
 		nap 0.1
 	done
-	fail "${bglabel[$1]} did not listen on port $2"
+	fail "${bglabel[$1]} did not listen on port $2 in $3"
 	return 1
 }
 # server_end NAME CLIENT_RC S: the server's end. After a client that
@@ -248,7 +261,7 @@ check_cma() { # NAME PROG
 # Hang guards (seconds) for a client to finish and for its server after it:
 # with the kernel's rdma_cm in the TCG guest every client takes 0.2-3 s
 # (cmtime -c 1000 ~3 s); these only turn a hang into a FAIL.
-G_CLIENT=240 G_SERVER=120 G_CMTIME=600
+G_CLIENT=120 G_SERVER=60 G_CMTIME=600
 
 
 # Side w runs PROG through the wrapper (cmd; in --kernel-only the plain
@@ -274,7 +287,7 @@ rping_case() {
 	[ $WRONG = 0 ] || ca=$8
 	case_begin "$n" "$2"
 	bg "$n-s" "$(who "$sw") rping -s" as "$sw" rping -s -v -C 10 -a "$sa" -p "$port"
-	if server_up "$n-s" "$port"; then
+	if server_up "$n-s" "$port" "$(cm_of "$sw" "$sa")"; then
 		bg "$n-c" "$(who "$cw") rping -c" as "$cw" rping -c -v -V -C 10 -a "$ca" -p "$port"
 		bg_end "$n-c" $G_CLIENT
 		crc=$rc
@@ -288,7 +301,7 @@ ucmatose_case() {
 	[ $WRONG = 0 ] || ca=$8
 	case_begin "$n" "$2"
 	bg "$n-s" "$(who "$sw") ucmatose -b (server)" as "$sw" ucmatose -c 20 -b "$sa" -p "$port"
-	if server_up "$n-s" "$port"; then
+	if server_up "$n-s" "$port" "$(cm_of "$sw" "$sa")"; then
 		bg "$n-c" "$(who "$cw") ucmatose -s (client)" as "$cw" ucmatose -c 20 -s "$ca" -p "$port"
 		bg_end "$n-c" $G_CLIENT
 		crc=$rc
@@ -304,7 +317,7 @@ udaddy_case() {
 	[ $WRONG = 0 ] || ca=$7
 	case_begin "$n" "$2"
 	bg "$n-s" "$(who "$sw") udaddy -b (server)" as "$sw" udaddy -b "$sa"
-	if server_up "$n-s" 7174; then
+	if server_up "$n-s" 7174 "$(cm_of "$sw" "$sa")"; then
 		bg "$n-c" "$(who "$cw") udaddy -s (client)" as "$cw" udaddy -s "$ca"
 		bg_end "$n-c" $G_CLIENT
 		crc=$rc
@@ -323,7 +336,7 @@ cmtime_case() {
 	[ $WRONG = 0 ] || ca=$6 c=10 t=2000
 	case_begin "$n" "$2"
 	bg "$n-s" "$(who w) cmtime (server)" as w cmtime -b "$sa" -p "$port"
-	if server_up "$n-s" "$port"; then
+	if server_up "$n-s" "$port" "$(cm_of w "$sa")"; then
 		bg "$n-c" "$(who w) cmtime -c $c" as w cmtime -c $c -s "$ca" -p "$port" -t $t
 		bg_end "$n-c" $G_CMTIME
 		[ $rc = 0 ] || fail "cmtime -c $c exited $rc"
@@ -352,7 +365,7 @@ perftest_case() {
 	[ $WRONG = 0 ] || cport=$((port + 1000))
 	case_begin "$n" "$prog -R, 4096 bytes x 200"
 	bg "$n-s" "$(who w) $prog -R (server)" as w "$prog" -R -F -d rxe1 -s 4096 -n 200 -p "$port"
-	if server_up "$n-s" "$port"; then
+	if server_up "$n-s" "$port" "$(cm_of w "$V4B")"; then
 		bg "$n-c" "$(who w) $prog -R $V4B" as w "$prog" -R -F -d rxe0 -s 4096 -n 200 -p "$cport" "$V4B"
 		bg_end "$n-c" $G_CLIENT
 		crc=$rc
