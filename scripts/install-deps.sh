@@ -9,7 +9,8 @@ set -euo pipefail
 
 PKGS=(
 	meson ninja-build pkg-config gcc libc6-dev
-	libibverbs-dev libibumad-dev librdmacm-dev libev-dev libcmocka-dev
+	libibverbs-dev libibumad-dev libev-dev libcmocka-dev librdmacm-dev
+	iproute2
 	clang-format valgrind python3 tshark
 )
 
