@@ -214,9 +214,14 @@ ctr_snap() {
 	for k in "${!ctr[@]}"; do c0[$k]=${ctr[$k]}; done
 }
 # ctr_expect KEY MIN...: cmd counted at least MIN of each KEY in this
-# case (req_sent 20: cmd sent the REQs of 20 connections), printed.
+# case (req_sent 20: cmd sent the REQs of 20 connections), printed; then
+# what the daemon retransmitted and held in the case and its ids and
+# records left now (a program's ids go when it exits, records after
+# their timewait: cmd-clean's check at the end).
+CTR_SHOW="req_retransmitted rep_retransmitted dreq_retransmitted
+	sidr_req_retransmitted mra_sent rej_sent req_held timeouts"
 ctr_expect() {
-	local line="   cmd counters in this case:" d
+	local line="   cmd counters in this case:" d k
 	[ $KONLY = 0 ] || return 0
 	ctr_read || fail "cmctl counters failed"
 	while [ $# -ge 2 ]; do
@@ -226,6 +231,11 @@ ctr_expect() {
 		shift 2
 	done
 	echo "$line"
+	line="   and:"
+	for k in $CTR_SHOW; do
+		line+=" $k +$((${ctr[$k]:-0} - ${c0[$k]:-0}))"
+	done
+	echo "$line; now ids ${ctr[ids]:-?} records ${ctr[records]:-?}"
 }
 
 # ---- the checks, one per program ---------------------------------------------
@@ -264,14 +274,17 @@ check_cma() { # NAME PROG
 G_CLIENT=120 G_SERVER=60 G_CMTIME=600
 
 
-# Side w runs PROG through the wrapper (cmd; in --kernel-only the plain
-# program), side k the plain program (the kernel's rdma_cm).
+# as SIDE PROG ARGS: side w runs PROG through the wrapper (cmd; in
+# --kernel-only the plain program), side k the plain program (the
+# kernel's rdma_cm). Only in bg's background subshell, which it replaces
+# (exec; the wrapper execs PROG too): $! is the program's pid, and
+# wait_timeout's SIGTERM reaches the program, not a shell around it.
 if [ $KONLY = 1 ]; then W=(); else W=("$WRAPPER" --socket "$SOCK"); fi
 as() {
 	local how=$1
 	shift
 	[ "$how" = w ] && set -- "${W[@]}" "$@"
-	"$@"
+	exec "$@"
 }
 who() {
 	if [ "$1" = k ]; then
@@ -519,6 +532,11 @@ if [ $KONLY = 0 ]; then
 	read_counters 60 mad_rx mad_tx mad_tx_errors mad_malformed req_sent \
 		rep_sent rej_sent sidr_req_sent sidr_rep_sent timeouts ids records
 	check_counters_clean
+	if [ "${ctr[ids]:-x}" != 0 ] || [ "${ctr[records]:-x}" != 0 ]; then
+		echo "-- cmctl ids"
+		"$CMCTL" -s "$SOCK" ids >"$dir/ids.log" 2>&1
+		show "$dir/ids.log"
+	fi
 	cmd_stop
 	case_end
 fi
