@@ -35,7 +35,7 @@ for l in "${layouts[@]}"; do
 	# --timeout: a hang guard for the whole VM, far above the sum of the
 	# cases' own guards being reached by one or two hung programs.
 	"$here/../vm/run.sh" --rw "$OUT" --two-devices --with-kernel-cm \
-		--timeout 1800 "${envs[@]}" -- \
+		--timeout 2400 "${envs[@]}" -- \
 		"$here/rdmacm.sh" "$B" "$l" --results "$OUT/results-$l" "$@"
 	lrc[$l]=$?
 	echo "==== layout $l: exit ${lrc[$l]} after $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"

@@ -136,13 +136,6 @@ bg() {
 	shift 2
 	echo "-- $n: $*"
 	bgt[$n]=$(now_us)
-	# "as w|k PROG...": the program itself goes in the background (bash
-	# execs it in the forked child; cmd-rdmacm execs too), so that $! is
-	# its pid and a SIGTERM reaches it, not a subshell that would leave
-	# it running (cmtime's server would keep its listener in the daemon).
-	if [ "$1" = as ]; then
-		[ "$2" = w ] && set -- "${W[@]}" "${@:3}" || set -- "${@:3}"
-	fi
 	"$@" >"$dir/$n.log" 2>&1 &
 	bgpid[$n]=$!
 	pids+=("$!")
@@ -158,31 +151,44 @@ bg_end() {
 # lines NAME REGEX: how many lines of NAME's log match.
 lines() { count_lines "$dir/$1.log" "$2"; }
 
-# listening PORT: true once a listening id on PORT exists, in the kernel
-# (`rdma res show cm_id`: "state LISTEN ... src-addr ADDR:PORT") or in
-# cmd (`cmctl listeners`: the rdma_cm service id, TCP 0x0106 or UDP
-# 0x0111 port space, with PORT in its low 16 bits).
+# listening CM PORT: true once a listening id on PORT exists in CM: the
+# kernel (`rdma res show cm_id`: "state LISTEN ... src-addr ADDR:PORT") or
+# cmd (`cmctl listeners`: the rdma_cm service id, TCP port space 0x0106 or
+# UDP 0x0111, with PORT in its low 16 bits).
 listening() {
 	local out line hex
-	out=$(rdma res show cm_id 2>/dev/null)
-	while IFS= read -r line; do
-		[[ $line =~ state\ LISTEN.*src-addr\ [^\ ]*:$1( |$) ]] && return 0
-	done <<<"$out"
-	[ -n "$cmd_pid" ] || return 1
-	printf -v hex '%04x' "$1"
+	if [ "$1" = kernel ]; then
+		out=$(rdma res show cm_id 2>/dev/null)
+		while IFS= read -r line; do
+			[[ $line =~ state\ LISTEN.*src-addr\ [^\ ]*:$2( |$) ]] && return 0
+		done <<<"$out"
+		return 1
+	fi
+	printf -v hex '%04x' "$2"
 	out=$("$CMCTL" -s "$SOCK" listeners 2>/dev/null)
 	[[ $out =~ LISTEN\ +0x0000000001(06|11)$hex ]]
 }
-# server_up NAME PORT: wait (60 s, a hang guard) until server NAME listens
-# on PORT; false, and a FAIL, if it does not or has exited.
+# cm_of SIDE SADDR: the CM a server of SIDE (w/k) on SADDR must listen
+# in: cmd for a wrapped one on a device cmd serves, else the kernel.
+cm_of() {
+	if [ $KONLY = 1 ] || [ "$1" = k ] ||
+		{ [ "$LAYOUT" = interop ] && [ "$2" = "$AT1" ]; }; then
+		echo kernel
+	else
+		echo cmd
+	fi
+}
+# server_up NAME PORT CM: wait (60 s, a hang guard) until server NAME
+# listens on PORT in CM (cm_of); false, and a FAIL, if it does not or
+# has exited.
 server_up() {
 	local end=$(($(now_us) + 60000000))
 	while (($(now_us) < end)); do
-		listening "$2" && return 0
+		listening "$3" "$2" && return 0
 		kill -0 "${bgpid[$1]}" 2>/dev/null || break
 		nap 0.1
 	done
-	fail "${bglabel[$1]} did not listen on port $2"
+	fail "${bglabel[$1]} did not listen on port $2 in $3"
 	return 1
 }
 # server_end NAME CLIENT_RC S: the server's end. After a client that
@@ -208,9 +214,14 @@ ctr_snap() {
 	for k in "${!ctr[@]}"; do c0[$k]=${ctr[$k]}; done
 }
 # ctr_expect KEY MIN...: cmd counted at least MIN of each KEY in this
-# case (req_sent 20: cmd sent the REQs of 20 connections), printed.
+# case (req_sent 20: cmd sent the REQs of 20 connections), printed; then
+# what the daemon retransmitted and held in the case and its ids and
+# records left now (a program's ids go when it exits, records after
+# their timewait: cmd-clean's check at the end).
+CTR_SHOW="req_retransmitted rep_retransmitted dreq_retransmitted
+	sidr_req_retransmitted mra_sent rej_sent req_held timeouts"
 ctr_expect() {
-	local line="   cmd counters in this case:" d
+	local line="   cmd counters in this case:" d k
 	[ $KONLY = 0 ] || return 0
 	ctr_read || fail "cmctl counters failed"
 	while [ $# -ge 2 ]; do
@@ -220,6 +231,11 @@ ctr_expect() {
 		shift 2
 	done
 	echo "$line"
+	line="   and:"
+	for k in $CTR_SHOW; do
+		line+=" $k +$((${ctr[$k]:-0} - ${c0[$k]:-0}))"
+	done
+	echo "$line; now ids ${ctr[ids]:-?} records ${ctr[records]:-?}"
 }
 
 # ---- the checks, one per program ---------------------------------------------
@@ -255,11 +271,21 @@ check_cma() { # NAME PROG
 # Hang guards (seconds) for a client to finish and for its server after it:
 # with the kernel's rdma_cm in the TCG guest every client takes 0.2-3 s
 # (cmtime -c 1000 ~3 s); these only turn a hang into a FAIL.
-G_CLIENT=240 G_SERVER=120 G_CMTIME=600
+G_CLIENT=120 G_SERVER=60 G_CMTIME=600
 
-# Side w runs PROG through the wrapper (cmd; in --kernel-only the plain
-# program), side k the plain program (the kernel's rdma_cm).
+
+# as SIDE PROG ARGS: side w runs PROG through the wrapper (cmd; in
+# --kernel-only the plain program), side k the plain program (the
+# kernel's rdma_cm). Only in bg's background subshell, which it replaces
+# (exec; the wrapper execs PROG too): $! is the program's pid, and
+# wait_timeout's SIGTERM reaches the program, not a shell around it.
 if [ $KONLY = 1 ]; then W=(); else W=("$WRAPPER" --socket "$SOCK"); fi
+as() {
+	local how=$1
+	shift
+	[ "$how" = w ] && set -- "${W[@]}" "$@"
+	exec "$@"
+}
 who() {
 	if [ "$1" = k ]; then
 		echo kernel
@@ -274,7 +300,7 @@ rping_case() {
 	[ $WRONG = 0 ] || ca=$8
 	case_begin "$n" "$2"
 	bg "$n-s" "$(who "$sw") rping -s" as "$sw" rping -s -v -C 10 -a "$sa" -p "$port"
-	if server_up "$n-s" "$port"; then
+	if server_up "$n-s" "$port" "$(cm_of "$sw" "$sa")"; then
 		bg "$n-c" "$(who "$cw") rping -c" as "$cw" rping -c -v -V -C 10 -a "$ca" -p "$port"
 		bg_end "$n-c" $G_CLIENT
 		crc=$rc
@@ -288,7 +314,7 @@ ucmatose_case() {
 	[ $WRONG = 0 ] || ca=$8
 	case_begin "$n" "$2"
 	bg "$n-s" "$(who "$sw") ucmatose -b (server)" as "$sw" ucmatose -c 20 -b "$sa" -p "$port"
-	if server_up "$n-s" "$port"; then
+	if server_up "$n-s" "$port" "$(cm_of "$sw" "$sa")"; then
 		bg "$n-c" "$(who "$cw") ucmatose -s (client)" as "$cw" ucmatose -c 20 -s "$ca" -p "$port"
 		bg_end "$n-c" $G_CLIENT
 		crc=$rc
@@ -304,7 +330,7 @@ udaddy_case() {
 	[ $WRONG = 0 ] || ca=$7
 	case_begin "$n" "$2"
 	bg "$n-s" "$(who "$sw") udaddy -b (server)" as "$sw" udaddy -b "$sa"
-	if server_up "$n-s" 7174; then
+	if server_up "$n-s" 7174 "$(cm_of "$sw" "$sa")"; then
 		bg "$n-c" "$(who "$cw") udaddy -s (client)" as "$cw" udaddy -s "$ca"
 		bg_end "$n-c" $G_CLIENT
 		crc=$rc
@@ -323,7 +349,7 @@ cmtime_case() {
 	[ $WRONG = 0 ] || ca=$6 c=10 t=2000
 	case_begin "$n" "$2"
 	bg "$n-s" "$(who w) cmtime (server)" as w cmtime -b "$sa" -p "$port"
-	if server_up "$n-s" "$port"; then
+	if server_up "$n-s" "$port" "$(cm_of w "$sa")"; then
 		bg "$n-c" "$(who w) cmtime -c $c" as w cmtime -c $c -s "$ca" -p "$port" -t $t
 		bg_end "$n-c" $G_CMTIME
 		[ $rc = 0 ] || fail "cmtime -c $c exited $rc"
@@ -352,7 +378,7 @@ perftest_case() {
 	[ $WRONG = 0 ] || cport=$((port + 1000))
 	case_begin "$n" "$prog -R, 4096 bytes x 200"
 	bg "$n-s" "$(who w) $prog -R (server)" as w "$prog" -R -F -d rxe1 -s 4096 -n 200 -p "$port"
-	if server_up "$n-s" "$port"; then
+	if server_up "$n-s" "$port" "$(cm_of w "$V4B")"; then
 		bg "$n-c" "$(who w) $prog -R $V4B" as w "$prog" -R -F -d rxe0 -s 4096 -n 200 -p "$cport" "$V4B"
 		bg_end "$n-c" $G_CLIENT
 		crc=$rc
@@ -506,8 +532,11 @@ if [ $KONLY = 0 ]; then
 	read_counters 60 mad_rx mad_tx mad_tx_errors mad_malformed req_sent \
 		rep_sent rej_sent sidr_req_sent sidr_rep_sent timeouts ids records
 	check_counters_clean
-	# What is left, and whose, when something is.
-	[ "${ctr[ids]:-x}" = 0 ] || "$CMCTL" -s "$SOCK" ids
+	if [ "${ctr[ids]:-x}" != 0 ] || [ "${ctr[records]:-x}" != 0 ]; then
+		echo "-- cmctl ids"
+		"$CMCTL" -s "$SOCK" ids >"$dir/ids.log" 2>&1
+		show "$dir/ids.log"
+	fi
 	cmd_stop
 	case_end
 fi
