@@ -274,15 +274,29 @@ RC_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ex.pd = pd ? pd : id ? id->pd : NULL;
+	/* NULL: rdma_create_qp_ex takes the id's, once it knows the id is
+	 * live (a destroyed one's memory may be gone). */
+	ex.pd = pd;
 	r = rdma_create_qp_ex(id, &ex);
 	memcpy(qp_init_attr, &ex, sizeof(*qp_init_attr));
 	return r;
 }
 
+/* Is id live? Else one log line (and EINVAL): nothing may be read
+ * through a destroyed id. */
+static bool rc_qp_id_live(struct rdma_cm_id *id, const char *call)
+{
+	bool live;
+
+	RC_LOCK();
+	live = rc_id_live(id, call) != NULL;
+	RC_UNLOCK();
+	return live;
+}
+
 RC_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 {
-	if (!id)
+	if (!rc_qp_id_live(id, "rdma_destroy_qp"))
 		return;
 	if (id->qp)
 		ibv_destroy_qp(id->qp);
@@ -295,7 +309,9 @@ RC_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
 {
 	struct ibv_srq *srq;
 
-	if (!id || !attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
+	if (!rc_qp_id_live(id, "rdma_create_srq"))
+		return -1;
+	if (!attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
 		return rc_err(EINVAL);
 	if (!id->verbs)
 		return rc_err(EINVAL);
@@ -336,7 +352,7 @@ RC_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 
 RC_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
 {
-	if (!id)
+	if (!rc_qp_id_live(id, "rdma_destroy_srq"))
 		return;
 	if (id->srq)
 		ibv_destroy_srq(id->srq);

@@ -69,7 +69,14 @@ RC_EXPORT int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
  * sent none. */
 RC_EXPORT int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {
-	if (!id || !ece)
+	bool live;
+
+	RC_LOCK();
+	live = rc_id_live(id, "rdma_get_remote_ece") != NULL;
+	RC_UNLOCK();
+	if (!live)
+		return -1;
+	if (!ece)
 		return rc_err(EINVAL);
 	memset(ece, 0, sizeof(*ece));
 	return 0;
