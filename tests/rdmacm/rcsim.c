@@ -95,6 +95,26 @@ int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b)
 	return 0;
 }
 
+void rcs_main(int argc, char **argv)
+{
+	char *vg[] = {
+		"valgrind",
+		"--error-exitcode=99",
+		"--leak-check=full",
+		"--errors-for-leak-kinds=definite,indirect",
+		"--show-leak-kinds=definite,indirect",
+		"--quiet",
+		argv[0],
+		NULL,
+	};
+
+	if (argc < 2 || strcmp(argv[1], "--valgrind") || RUNNING_ON_VALGRIND)
+		return;
+	execvp(vg[0], vg);
+	fprintf(stderr, "cannot run valgrind (%s): skipped\n", strerror(errno));
+	exit(77);
+}
+
 int rcs_teardown(void **state)
 {
 	return sim_group_teardown(state);
@@ -103,13 +123,20 @@ int rcs_teardown(void **state)
 static pid_t start_side(rcs_role_fn *fn, const char *side, const char *sock,
 			void *arg, int rd, int wr, int close1, int close2)
 {
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 	pid_t pid;
 
 	fflush(NULL);
 	pid = fork();
 	if (pid != 0)
 		return pid;
-	/* The child: nothing here has touched the library yet. */
+	/*
+	 * The child: nothing here has touched the library yet. cmocka's
+	 * handlers of fatal signals would carry on with its test loop in
+	 * the child: a crash must end the child, for the parent to see it.
+	 */
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		signal(fatal[i], SIG_DFL);
 	close(close1);
 	close(close2);
 	rcs_side = side;

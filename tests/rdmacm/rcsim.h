@@ -70,6 +70,14 @@ extern int rcs_wait_ms;
  */
 int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b);
 
+/*
+ * Call first in main(): with the argument --valgrind, and not under
+ * valgrind yet, the program runs itself again under memcheck (its sides
+ * with it: valgrind follows fork, not the daemons' exec) and exits as
+ * that run does, 77 (meson's "skipped") when there is no valgrind.
+ */
+void rcs_main(int argc, char **argv);
+
 /* The matching teardown (sim_group_teardown). */
 int rcs_teardown(void **state);
 
