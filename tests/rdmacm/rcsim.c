@@ -400,13 +400,13 @@ struct rdma_conn_param rcs_param(uint32_t qpn, const void *pd, uint8_t len)
 }
 
 struct rdma_cm_id *rcs_resolved_id(struct rdma_event_channel *ch, void *ctx,
-				   uint16_t port)
+				   unsigned int node, uint16_t port)
 {
 	struct sockaddr_in dst;
 	struct rdma_cm_id *id = NULL;
 
 	RCS_OK(rdma_create_id(ch, &id, ctx, RDMA_PS_TCP));
-	RCS_OK(rdma_resolve_addr(id, NULL, rcs_addr(&dst, 2, port), 2000));
+	RCS_OK(rdma_resolve_addr(id, NULL, rcs_addr(&dst, node, port), 2000));
 	rcs_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, id);
 	RCS_OK(rdma_resolve_route(id, 2000));
 	rcs_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, id);
@@ -415,9 +415,18 @@ struct rdma_cm_id *rcs_resolved_id(struct rdma_event_channel *ch, void *ctx,
 
 void rcs_connect(struct rdma_cm_id *id, const void *pd, uint8_t len)
 {
-	struct rdma_conn_param p = rcs_param(RCS_CLIENT_QPN, pd, len);
+	static uint32_t n;
+	struct rdma_conn_param p = rcs_param(RCS_CLIENT_QPN + n++, pd, len);
 
 	RCS_OK(rdma_connect(id, &p));
+}
+
+void rcs_accept(struct rdma_cm_id *id, const void *pd, uint8_t len)
+{
+	static uint32_t n;
+	struct rdma_conn_param p = rcs_param(RCS_SERVER_QPN + n++, pd, len);
+
+	RCS_OK(rdma_accept(id, &p));
 }
 
 struct rdma_cm_id *rcs_listener(struct rdma_event_channel *ch, void *ctx,
@@ -430,6 +439,24 @@ struct rdma_cm_id *rcs_listener(struct rdma_event_channel *ch, void *ctx,
 	RCS_OK(rdma_bind_addr(id, rcs_addr(&sin, 2, port)));
 	RCS_OK(rdma_listen(id, backlog));
 	return id;
+}
+
+void rcs_quiet(struct rdma_event_channel *ch, unsigned int node)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	rcs_expect_empty(ch);
+	id = rcs_resolved_id(ch, NULL, node, RCS_PORT_NOBODY);
+	rcs_connect(id, NULL, 0);
+	ev = rcs_next(ch);
+	CHECK(ev->event == RDMA_CM_EVENT_REJECTED && ev->id == id &&
+		      ev->status == 8,
+	      "got %s (status %d) before the round trip's REJECTED",
+	      rdma_event_str(ev->event), ev->status);
+	RCS_OK(rdma_ack_cm_event(ev));
+	RCS_OK(rdma_destroy_id(id));
+	rcs_expect_empty(ch);
 }
 
 void rcs_hang_up(struct rdma_event_channel *ch, struct rdma_cm_id *id)
@@ -473,13 +500,14 @@ uint64_t rcs_counter(const char *sock, const char *name)
 
 void rcs_wait_counter(const char *sock, const char *name, uint64_t value)
 {
+	/* A side waits less than the parent's guard, to say what for. */
+	int ms = strcmp(rcs_side, "harness") ? rcs_wait_ms : hang_s * 1000;
 	uint64_t v = rcs_counter(sock, name);
 
-	for (int i = 0; v != value && i < hang_s * 100; i++) {
+	for (int i = 0; v != value && i < ms / 10; i++) {
 		usleep(10000);
 		v = rcs_counter(sock, name);
 	}
-	CHECK(v == value, "%s: counter %s is %llu, not %llu (waited %d s)",
-	      sock, name, (unsigned long long)v, (unsigned long long)value,
-	      hang_s);
+	CHECK(v == value, "%s: counter %s is %llu, not %llu (waited %d ms)",
+	      sock, name, (unsigned long long)v, (unsigned long long)value, ms);
 }

@@ -45,7 +45,10 @@
 #define RCS_PORT 7471
 #define RCS_PORT_NOBODY 7472
 
-/* Made-up QP numbers of a CM-only connection. */
+/* Made-up QP numbers of a CM-only connection. rcs_connect() gives a
+ * side's nth connection RCS_CLIENT_QPN + n (n from 0), rcs_accept()
+ * RCS_SERVER_QPN + n: a REQ or REP that reuses a live connection's (QPN,
+ * CA GUID) is stale (IBTA 12.9.8.3), REJ 10. */
 #define RCS_CLIENT_QPN 0x1234
 #define RCS_SERVER_QPN 0x5678
 
@@ -165,13 +168,16 @@ struct rdma_conn_param rcs_param(uint32_t qpn, const void *pd, uint8_t len);
 
 /*
  * The client's usual start: a new id (context ctx) on ch resolves
- * 127.0.2.1:port, address and route, taking ADDR_RESOLVED and
- * ROUTE_RESOLVED; then rcs_connect() connects with private data pd
- * (len bytes).
+ * 127.0.node.1:port, address and route, taking ADDR_RESOLVED and
+ * ROUTE_RESOLVED (they must be the next events on ch); then
+ * rcs_connect() connects with private data pd (len bytes).
  */
 struct rdma_cm_id *rcs_resolved_id(struct rdma_event_channel *ch, void *ctx,
-				   uint16_t port);
+				   unsigned int node, uint16_t port);
 void rcs_connect(struct rdma_cm_id *id, const void *pd, uint8_t len);
+
+/* rdma_accept() with private data pd (len bytes). */
+void rcs_accept(struct rdma_cm_id *id, const void *pd, uint8_t len);
 
 /* The server's usual start: a new id (context ctx) on ch bound to
  * 127.0.2.1:port and listening with backlog. */
@@ -187,9 +193,20 @@ struct rdma_cm_id *rcs_listener(struct rdma_event_channel *ch, void *ctx,
 void rcs_hang_up(struct rdma_event_channel *ch, struct rdma_cm_id *id);
 void rcs_hung_up(struct rdma_event_channel *ch, struct rdma_cm_id *id);
 
+/*
+ * Nothing for ch but what we make next: it is empty (rcs_expect_empty),
+ * and a round trip through both daemons (an id connects to
+ * 127.0.node.1:RCS_PORT_NOBODY) yields exactly its own events, the last
+ * REJECTED 8. The daemon sends a client's events in order, so anything
+ * it had for ch before (an event of a destroyed id, say) would come
+ * first. node is the other side's.
+ */
+void rcs_quiet(struct rdma_event_channel *ch, unsigned int node);
+
 /* A global counter of the daemon at sock ("ids", "records"...). */
 uint64_t rcs_counter(const char *sock, const char *name);
-/* Wait (RCS_HANG_S) until the counter is value; fails otherwise. */
+/* Wait until the counter is value (RCS_WAIT_MS in a side, RCS_HANG_S
+ * in the cmocka process); fails otherwise. */
 void rcs_wait_counter(const char *sock, const char *name, uint64_t value);
 
 #endif

@@ -95,7 +95,7 @@ static void side(void *arg)
 	calls_refuse(lst, ch);
 
 	/* A destroyed id whose REQ is out (its REJ, to come, is dropped). */
-	conn = rcs_resolved_id(ch, NULL, RCS_PORT_NOBODY);
+	conn = rcs_resolved_id(ch, NULL, 2, RCS_PORT_NOBODY);
 	rcs_connect(conn, NULL, 0);
 	RCS_OK(rdma_destroy_id(conn));
 	calls_refuse(conn, ch);
