@@ -140,7 +140,7 @@ void rc_ev_drop_id(struct rc_chan *c, const struct rc_id *id)
 	while (*pp) {
 		struct rc_ev *ev = *pp;
 
-		if (ev->id == id || (ev->listen == id && id->destroyed)) {
+		if (ev->id == id || (id && ev->listen == id && id->destroyed)) {
 			*pp = ev->next;
 			c->queued--;
 			if (ev->listen == id)
