@@ -106,7 +106,10 @@ struct rc_ev *rc_ev_new(struct rc_id *id, enum rdma_cm_event_type type,
 
 void rc_ev_queue(struct rc_ev *ev)
 {
-	struct rc_chan *c = ev->id->ch;
+	/* A CONNECT_REQUEST goes where its listener's events go, even when
+	 * the new id has a channel of its own (a synchronous listener's):
+	 * rdma_get_request() and the application wait there for it. */
+	struct rc_chan *c = ev->listen ? ev->listen->ch : ev->id->ch;
 
 	ev->next = NULL;
 	*c->tail = ev;
