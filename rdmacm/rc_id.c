@@ -1067,7 +1067,9 @@ RC_EXPORT int rdma_disconnect(struct rdma_cm_id *pub)
 		return -1;
 	if (r)
 		return rc_cmc(r);
-	return 0;
+	/* As librdmacm: a synchronous id waits for its next event
+	 * (DISCONNECTED, or TIMEWAIT_EXIT after one). */
+	return rc_complete(id);
 }
 
 /* ------------------------------------------------------------------ */
