@@ -138,7 +138,6 @@ static struct rc_ev *rc_ev_pop(struct rc_chan *c)
 void rc_ev_drop_id(struct rc_chan *c, const struct rc_id *id)
 {
 	struct rc_ev **pp = &c->head;
-	unsigned int before = c->queued;
 
 	while (*pp) {
 		struct rc_ev *ev = *pp;
@@ -156,7 +155,9 @@ void rc_ev_drop_id(struct rc_chan *c, const struct rc_id *id)
 	c->tail = &c->head;
 	while (*c->tail)
 		c->tail = &(*c->tail)->next;
-	if (before && !c->queued)
+	/* Whoever took the events (rdma_migrate_id too) left the fd to us:
+	 * an empty queue must not poll readable. */
+	if (!c->queued)
 		rc_chan_signal(c, false);
 }
 
