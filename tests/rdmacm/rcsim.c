@@ -475,6 +475,16 @@ void rcs_hung_up(struct rdma_event_channel *ch, struct rdma_cm_id *id)
 	RCS_OK(rdma_destroy_id(id));
 }
 
+void rcs_wait_requests(struct rdma_event_channel *ch, uint64_t ids,
+		       unsigned int n)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	rcs_wait_counter(getenv("CMD_SOCKET"), "ids", ids + n);
+	CHECK(poll(&p, 1, rcs_wait_ms) == 1,
+	      "no CONNECT_REQUEST queued within %d ms", rcs_wait_ms);
+}
+
 /* ------------------------------------------------------------------ */
 /* The daemons' counters (libcmclient, a channel of our own) */
 

@@ -203,6 +203,16 @@ void rcs_hung_up(struct rdma_event_channel *ch, struct rdma_cm_id *id);
  */
 void rcs_quiet(struct rdma_event_channel *ch, unsigned int node);
 
+/*
+ * Wait until the side's daemon has handed the library n connection
+ * requests for a listener of ours (the daemon then holds an id for
+ * each, besides the ids it had: its ids counter reads ids + n) and the
+ * first is queued on ch, not taken. Any still on their way from the
+ * daemon to the queue get there after the caller's next call.
+ */
+void rcs_wait_requests(struct rdma_event_channel *ch, uint64_t ids,
+		       unsigned int n);
+
 /* A global counter of the daemon at sock ("ids", "records"...). */
 uint64_t rcs_counter(const char *sock, const char *name);
 /* Wait until the counter is value (RCS_WAIT_MS in a side, RCS_HANG_S

@@ -125,9 +125,23 @@ static void migrate(void *arg)
 	rcs_expect_ack(c2, RDMA_CM_EVENT_ROUTE_RESOLVED, a);
 	rcs_expect_empty(c2);
 
-	/* The daemon's events follow the id too: back to c1 and connect
-	 * (nobody listens: REJECTED). */
+	/* To the channel it is on: nothing moves. */
+	RCS_OK(rdma_resolve_addr(b, NULL, rcs_addr(&dst, 2, RCS_PORT), 2000));
+	RCS_OK(rdma_resolve_route(a, 2000));
+	RCS_OK(rdma_resolve_route(a, 2000));
+	RCS_OK(rdma_migrate_id(a, c2));
+	rcs_expect_ack(c1, RDMA_CM_EVENT_ADDR_RESOLVED, b);
+	rcs_expect_empty(c1);
+	rcs_expect_ack(c2, RDMA_CM_EVENT_ROUTE_RESOLVED, a);
+	rcs_expect_ack(c2, RDMA_CM_EVENT_ROUTE_RESOLVED, a);
+	rcs_expect_empty(c2);
+
+	/* All of c2's events leave with a: its fd must say so. Then the
+	 * daemon's events follow a too: connect (nobody listens). */
+	RCS_OK(rdma_resolve_route(a, 2000));
 	RCS_OK(rdma_migrate_id(a, c1));
+	rcs_expect_empty(c2);
+	rcs_expect_ack(c1, RDMA_CM_EVENT_ROUTE_RESOLVED, a);
 	rcs_connect(a, NULL, 0);
 	ev = rcs_next(c1);
 	RCS_CHECK(ev->event == RDMA_CM_EVENT_REJECTED && ev->id == a,
@@ -146,6 +160,83 @@ static void t_migrate(void **state)
 {
 	(void)state;
 	rcs_run_one(migrate, rcs_sock[1], NULL);
+}
+
+/* ---------------------------------------------------------------- */
+/* Migrating a listener with queued CONNECT_REQUESTs */
+
+static void server_moves(void *arg)
+{
+	struct rdma_event_channel *c1 = rdma_create_event_channel();
+	struct rdma_event_channel *c2 = rdma_create_event_channel();
+	struct rdma_cm_id *lst, *id[2];
+
+	(void)arg;
+	lst = rcs_listener(c1, &c1, RCS_PORT, 8);
+	rcs_tell("listening");
+	rcs_wait_requests(c1, 1, 2);
+	RCS_OK(rdma_migrate_id(lst, c2));
+	/* The requests went along; their new ids are on c2, as librdmacm
+	 * makes them on the listener's channel when it delivers them. */
+	for (int i = 0; i < 2; i++) {
+		struct rdma_cm_event *ev =
+			rcs_expect(c2, RDMA_CM_EVENT_CONNECT_REQUEST, NULL);
+
+		id[i] = ev->id;
+		RCS_CHECK(ev->listen_id == lst && id[i]->channel == c2,
+			  "request %d: listen_id %p, channel %p", i,
+			  (void *)ev->listen_id, (void *)id[i]->channel);
+		RCS_OK(rdma_ack_cm_event(ev));
+		rcs_accept(id[i], NULL, 0);
+	}
+	rcs_expect_empty(c1);
+	for (int i = 0; i < 2; i++) {
+		struct rdma_cm_event *ev =
+			rcs_expect(c2, RDMA_CM_EVENT_ESTABLISHED, NULL);
+
+		RCS_CHECK(ev->id == id[0] || ev->id == id[1],
+			  "ESTABLISHED for %p", (void *)ev->id);
+		RCS_OK(rdma_ack_cm_event(ev));
+	}
+	rcs_tell("established");
+	for (int i = 0; i < 2; i++)
+		rcs_hang_up(c2, id[i]);
+	RCS_OK(rdma_destroy_id(lst));
+	rcs_quiet(c1, 1);
+	rcs_quiet(c2, 1);
+	rdma_destroy_event_channel(c1);
+	rdma_destroy_event_channel(c2);
+}
+
+static void client_moved(void *arg)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id[2];
+
+	(void)arg;
+	rcs_hear("listening");
+	for (int i = 0; i < 2; i++) {
+		id[i] = rcs_resolved_id(ch, NULL, 2, RCS_PORT);
+		rcs_connect(id[i], NULL, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct rdma_cm_event *ev =
+			rcs_expect(ch, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL);
+
+		RCS_OK(rdma_establish(ev->id));
+		RCS_OK(rdma_ack_cm_event(ev));
+	}
+	rcs_hear("established");
+	for (int i = 0; i < 2; i++)
+		rcs_hung_up(ch, id[i]);
+	rcs_quiet(ch, 2);
+	rdma_destroy_event_channel(ch);
+}
+
+static void t_migrate_listener(void **state)
+{
+	(void)state;
+	rcs_run(server_moves, client_moved, NULL);
 }
 
 /* ---------------------------------------------------------------- */
@@ -253,6 +344,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_two_channels),
 		cmocka_unit_test(t_migrate),
+		cmocka_unit_test(t_migrate_listener),
 		cmocka_unit_test(t_sync),
 	};
 
