@@ -508,16 +508,30 @@ uint64_t rcs_counter(const char *sock, const char *name)
 	return value;
 }
 
-void rcs_wait_counter(const char *sock, const char *name, uint64_t value)
+static void wait_counter(const char *sock, const char *name, uint64_t value,
+			 bool at_least)
 {
 	/* A side waits less than the parent's guard, to say what for. */
 	int ms = strcmp(rcs_side, "harness") ? rcs_wait_ms : hang_s * 1000;
 	uint64_t v = rcs_counter(sock, name);
 
-	for (int i = 0; v != value && i < ms / 10; i++) {
+	for (int i = 0; (at_least ? v < value : v != value) && i < ms / 10;
+	     i++) {
 		usleep(10000);
 		v = rcs_counter(sock, name);
 	}
-	CHECK(v == value, "%s: counter %s is %llu, not %llu (waited %d ms)",
-	      sock, name, (unsigned long long)v, (unsigned long long)value, ms);
+	CHECK(at_least ? v >= value : v == value,
+	      "%s: counter %s is %llu, not %s%llu (waited %d ms)", sock, name,
+	      (unsigned long long)v, at_least ? "at least " : "",
+	      (unsigned long long)value, ms);
+}
+
+void rcs_wait_counter(const char *sock, const char *name, uint64_t value)
+{
+	wait_counter(sock, name, value, false);
+}
+
+void rcs_wait_counter_min(const char *sock, const char *name, uint64_t min)
+{
+	wait_counter(sock, name, min, true);
 }

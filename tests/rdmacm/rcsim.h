@@ -218,5 +218,7 @@ uint64_t rcs_counter(const char *sock, const char *name);
 /* Wait until the counter is value (RCS_WAIT_MS in a side, RCS_HANG_S
  * in the cmocka process); fails otherwise. */
 void rcs_wait_counter(const char *sock, const char *name, uint64_t value);
+/* The same, until the counter is at least min. */
+void rcs_wait_counter_min(const char *sock, const char *name, uint64_t min);
 
 #endif
