@@ -1133,7 +1133,9 @@ RC_EXPORT int rdma_disconnect(struct rdma_cm_id *pub)
 		return -1;
 	if (r)
 		return rc_cmc(r);
-	return 0;
+	/* As librdmacm: a synchronous id waits for its next event
+	 * (DISCONNECTED, or TIMEWAIT_EXIT after one). */
+	return rc_complete(id);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1239,6 +1241,14 @@ RC_EXPORT int rdma_set_option(struct rdma_cm_id *pub, int level, int optname,
 	return id ? rc_cmc(r) : -1;
 }
 
+static void rc_id_move(struct rc_id *id, struct rc_chan *to)
+{
+	id->ch->ids--;
+	to->ids++;
+	id->ch = to;
+	id->pub.channel = &to->pub;
+}
+
 RC_EXPORT int rdma_migrate_id(struct rdma_cm_id *pub,
 			      struct rdma_event_channel *channel)
 {
@@ -1252,6 +1262,11 @@ RC_EXPORT int rdma_migrate_id(struct rdma_cm_id *pub,
 		RC_UNLOCK();
 		return id ? rc_err(EINVAL) : -1;
 	}
+	if (to == id->ch) {
+		/* Nothing to move (the loop below would never end). */
+		RC_UNLOCK();
+		return 0;
+	}
 	if (!to)
 		to = rc_chan_new(true);
 	if (!to) {
@@ -1259,26 +1274,27 @@ RC_EXPORT int rdma_migrate_id(struct rdma_cm_id *pub,
 		return rc_err(ENOMEM);
 	}
 	from = id->ch;
-	/* The id's undelivered events move with it, in order. */
+	/* A listener's queued CONNECT_REQUESTs go with it, and their new
+	 * ids on its channel too: librdmacm makes a request's id on the
+	 * listener's channel when it delivers the request. */
+	for (struct rc_ev *ev = from->head; ev; ev = ev->next)
+		if (ev->listen == id && ev->id->ch == from)
+			rc_id_move(ev->id, to);
+	rc_id_move(id, to);
+	/* The undelivered events of the ids moved go with them, in order. */
 	for (pp = &from->head; *pp;) {
 		struct rc_ev *ev = *pp;
 
-		if (ev->id != id) {
+		if (ev->id->ch != to && ev->listen != id) {
 			pp = &ev->next;
 			continue;
 		}
 		*pp = ev->next;
 		from->queued--;
-		ev->id = id;
 		ev->next = NULL;
-		id->ch = to;
 		rc_ev_queue(ev);
 	}
 	rc_ev_drop_id(from, NULL); /* re-link the tail, fix the fd */
-	from->ids--;
-	to->ids++;
-	id->ch = to;
-	id->pub.channel = &to->pub;
 	if (id->sync) {
 		if (id->pub.event) {
 			struct rdma_cm_event *e = id->pub.event;
