@@ -106,7 +106,10 @@ struct rc_ev *rc_ev_new(struct rc_id *id, enum rdma_cm_event_type type,
 
 void rc_ev_queue(struct rc_ev *ev)
 {
-	struct rc_chan *c = ev->id->ch;
+	/* A CONNECT_REQUEST goes where its listener's events go, even when
+	 * the new id has a channel of its own (a synchronous listener's):
+	 * rdma_get_request() and the application wait there for it. */
+	struct rc_chan *c = ev->listen ? ev->listen->ch : ev->id->ch;
 
 	ev->next = NULL;
 	*c->tail = ev;
@@ -135,12 +138,11 @@ static struct rc_ev *rc_ev_pop(struct rc_chan *c)
 void rc_ev_drop_id(struct rc_chan *c, const struct rc_id *id)
 {
 	struct rc_ev **pp = &c->head;
-	unsigned int before = c->queued;
 
 	while (*pp) {
 		struct rc_ev *ev = *pp;
 
-		if (ev->id == id || (ev->listen == id && id->destroyed)) {
+		if (ev->id == id || (id && ev->listen == id && id->destroyed)) {
 			*pp = ev->next;
 			c->queued--;
 			if (ev->listen == id)
@@ -153,7 +155,9 @@ void rc_ev_drop_id(struct rc_chan *c, const struct rc_id *id)
 	c->tail = &c->head;
 	while (*c->tail)
 		c->tail = &(*c->tail)->next;
-	if (before && !c->queued)
+	/* Whoever took the events (rdma_migrate_id too) left the fd to us:
+	 * an empty queue must not poll readable. */
+	if (!c->queued)
 		rc_chan_signal(c, false);
 }
 

@@ -285,7 +285,9 @@ RC_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ex.pd = pd ? pd : id ? id->pd : NULL;
+	/* NULL: rdma_create_qp_ex takes the id's, once it knows the id is
+	 * live (a destroyed one's memory may be gone). */
+	ex.pd = pd;
 	r = rdma_create_qp_ex(id, &ex);
 	memcpy(qp_init_attr, &ex, sizeof(*qp_init_attr));
 	return r;
