@@ -166,6 +166,12 @@ void rcs_nonblock(struct rdma_event_channel *ch, bool on);
 /* A conn_param with a made-up QP number and pd/len as private data. */
 struct rdma_conn_param rcs_param(uint32_t qpn, const void *pd, uint8_t len);
 
+/* A new id (context ctx) on ch resolves 127.0.node.1:port; its
+ * ADDR_RESOLVED, the next event on ch, is returned unacked. */
+struct rdma_cm_event *rcs_addr_resolved(struct rdma_event_channel *ch,
+					void *ctx, unsigned int node,
+					uint16_t port);
+
 /*
  * The client's usual start: a new id (context ctx) on ch resolves
  * 127.0.node.1:port, address and route, taking ADDR_RESOLVED and

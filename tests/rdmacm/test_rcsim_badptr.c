@@ -70,7 +70,7 @@ static void calls_refuse(struct rdma_cm_id *id, struct rdma_event_channel *ch)
 static void side(void *arg)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_id *idle = NULL, *lst, *conn, *held = NULL;
+	struct rdma_cm_id *idle = NULL, *lst, *conn, *held;
 	struct rdma_cm_event *ev, not_an_event;
 	struct sockaddr_in sin;
 	static int ctx;
@@ -101,10 +101,8 @@ static void side(void *arg)
 	calls_refuse(conn, ch);
 
 	/* Destroyed while the application holds its event; then acked. */
-	RCS_OK(rdma_create_id(ch, &held, &ctx, RDMA_PS_TCP));
-	RCS_OK(rdma_resolve_addr(held, NULL, rcs_addr(&sin, 2, RCS_PORT),
-				 2000));
-	ev = rcs_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, held);
+	ev = rcs_addr_resolved(ch, &ctx, 2, RCS_PORT);
+	held = ev->id;
 	RCS_OK(rdma_destroy_id(held));
 	calls_refuse(held, ch);
 	RCS_CHECK(ev->id == held && ev->id->context == &ctx,
@@ -114,10 +112,8 @@ static void side(void *arg)
 	calls_refuse(held, ch);
 
 	/* Acked twice; an event of our own making. */
-	RCS_OK(rdma_create_id(ch, &held, &ctx, RDMA_PS_TCP));
-	RCS_OK(rdma_resolve_addr(held, NULL, rcs_addr(&sin, 2, RCS_PORT),
-				 2000));
-	ev = rcs_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, held);
+	ev = rcs_addr_resolved(ch, &ctx, 2, RCS_PORT);
+	held = ev->id;
 	RCS_OK(rdma_ack_cm_event(ev));
 	RCS_FAILS(rdma_ack_cm_event(ev), EINVAL);
 	memset(&not_an_event, 0, sizeof(not_an_event));
