@@ -419,6 +419,7 @@ void cmc_id_info_from_cmp(struct cmc_id_info *dst,
 	dst->local_cm_response_timeout = src->local_cm_response_timeout;
 	dst->remote_cm_response_timeout = src->remote_cm_response_timeout;
 	dst->has_alt_path = src->has_alt_path;
+	dst->sel = src->sel;
 	cmc_path_from_cmp(&dst->path, &src->path);
 	cmc_path_from_cmp(&dst->alt_path, &src->alt_path);
 }
@@ -440,6 +441,10 @@ void cmc_list_entry_from_cmp(struct cmc_list_entry *dst,
 	dst->backlog = src->backlog;
 	dst->credits_in_use = src->credits_in_use;
 	dst->held_reqs = src->held_reqs;
+	dst->sel = src->sel;
+	dst->sel_port_index = src->sel_port_index;
+	dst->sel_port_num = src->sel_port_num;
+	/* listen_gid shares remote_gid's bytes on both sides. */
 	CMC_BYTES(dst->remote_gid, src->remote_gid);
 }
 

@@ -180,23 +180,45 @@ void cmc_sa_from_gid(struct sockaddr_storage *ss, int af, const uint8_t *gid,
 	}
 }
 
-CMC_EXPORT int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
-			      const struct sockaddr *src, enum cmc_rdma_ps ps,
-			      const struct cmc_conn_param *param)
+CMC_EXPORT int cmc_cma_hdr_encode(uint8_t out[CMC_CMA_HDR_SIZE],
+				  const struct sockaddr *src,
+				  const struct sockaddr *dst)
 {
-	uint8_t pd[CMC_REQ_PRIVATE_DATA_SIZE];
+	if (!out || !src || !dst)
+		return -EINVAL;
+	return rdmacm_hdr_encode(out, src, dst);
+}
+
+/*
+ * The members of struct cmc_conn_param and cmc_sidr_param that
+ * cmc_connect_ip() and cmc_sidr_req_ip() rewrite, in the caller's copy:
+ * the rdma_cm service id of the destination's port, its GID, the local
+ * GID the request leaves from (the selector read first narrows where an
+ * unspecified source may be picked), and the private data: the CMA
+ * header, then the application's bytes (read first, at most max of them).
+ */
+struct cmc_ip_req {
+	uint64_t *service_id;
+	struct cmc_addr *dst;
+	struct cmc_port_sel *src;
+	const void **pd;
+	uint8_t *pd_len;
+};
+
+/* Address a request of id from src to dst in port space ps; buf holds the
+ * new private data (CMC_SIDR_REQ_PRIVATE_DATA_SIZE, the larger area). */
+static int cmc_ip_req(struct cmc_id *id, const struct sockaddr *dst,
+		      const struct sockaddr *src, enum cmc_rdma_ps ps,
+		      size_t max, const struct cmc_ip_req *r, uint8_t *buf)
+{
 	uint8_t dgid[CMC_GID_SIZE], sgid[CMC_GID_SIZE];
 	struct sockaddr_storage s_sa, d_sa;
-	struct cmc_conn_param p;
 	enum rdmacm_ps rps;
 	uint16_t dport, sport = 0;
-	int ret = cmc_id_ok(id);
+	uint8_t len = *r->pd_len;
+	int ret;
 
-	if (ret)
-		return ret;
-	if (!dst || !param || cmc_ps(ps, &rps) ||
-	    param->private_data_len > CMC_CMA_PRIVATE_DATA_SIZE ||
-	    (param->private_data_len && !param->private_data))
+	if (!dst || cmc_ps(ps, &rps) || len > max || (len && !*r->pd))
 		return -EINVAL;
 	if (cmc_sa_port(dst, &dport))
 		return -EAFNOSUPPORT;
@@ -207,7 +229,6 @@ CMC_EXPORT int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
 		return -EAFNOSUPPORT;
 	if (rdmacm_gid_from_addr(dgid, dst))
 		return -EAFNOSUPPORT;
-	p = *param;
 	memset(sgid, 0, sizeof(sgid));
 	if (src)
 		rdmacm_gid_from_addr(sgid, src);
@@ -216,40 +237,85 @@ CMC_EXPORT int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
 				   !sgid[14] && !sgid[15])) {
 		struct cmp_port_sel chk = { 0 };
 
-		/* param->src is read here only, so it is checked here. */
-		if (cmc_port_sel_to_cmp(&chk, &param->src))
+		/* The selector is read here only, so it is checked here. */
+		if (cmc_port_sel_to_cmp(&chk, r->src))
 			return -EINVAL;
-		ret = cmc_pick_sgid(id->ch, dgid, &param->src, sgid);
+		ret = cmc_pick_sgid(id->ch, dgid, r->src, sgid);
 		if (ret)
 			return ret;
 	}
 	if (!sport)
 		sport = cmc_ephemeral_port();
-	/* The REQ leaves from the port owning that GID, and the daemon's own
-	 * pick on it is this GID (same rule). */
-	memset(&p.src, 0, sizeof(p.src));
-	p.src.kind = CMC_SEL_GID;
-	memcpy(p.src.gid, sgid, CMC_GID_SIZE);
-	memset(&p.dst, 0, sizeof(p.dst));
-	p.dst.family = dst->sa_family == AF_INET ? CMC_AF_IPV4 : CMC_AF_IPV6;
-	if (dst->sa_family == AF_INET)
-		memcpy(p.dst.addr, dgid + 12, 4);
-	else
-		memcpy(p.dst.addr, dgid, CMC_GID_SIZE);
-	p.service_id = rdmacm_service_id(rps, dport);
 	cmc_sa_from_gid(&s_sa, dst->sa_family, sgid, sport);
 	cmc_sa_from_gid(&d_sa, dst->sa_family, dgid, dport);
-	memset(pd, 0, sizeof(pd));
-	if (rdmacm_hdr_encode(pd, (struct sockaddr *)&s_sa,
+	memset(buf, 0, CMC_SIDR_REQ_PRIVATE_DATA_SIZE);
+	if (rdmacm_hdr_encode(buf, (struct sockaddr *)&s_sa,
 			      (struct sockaddr *)&d_sa))
 		return -EAFNOSUPPORT;
-	if (param->private_data_len)
-		memcpy(pd + CMC_CMA_HDR_SIZE, param->private_data,
-		       param->private_data_len);
-	p.private_data = pd;
-	p.private_data_len =
-		(uint8_t)(CMC_CMA_HDR_SIZE + param->private_data_len);
-	return cmc_connect(id, &p);
+	if (len)
+		memcpy(buf + CMC_CMA_HDR_SIZE, *r->pd, len);
+	*r->pd = buf;
+	*r->pd_len = (uint8_t)(CMC_CMA_HDR_SIZE + len);
+	*r->service_id = rdmacm_service_id(rps, dport);
+	/* The request leaves from the port owning that GID, and the daemon's
+	 * own pick on it is this GID (same rule). */
+	memset(r->src, 0, sizeof(*r->src));
+	r->src->kind = CMC_SEL_GID;
+	memcpy(r->src->gid, sgid, CMC_GID_SIZE);
+	memset(r->dst, 0, sizeof(*r->dst));
+	r->dst->family = dst->sa_family == AF_INET ? CMC_AF_IPV4 : CMC_AF_IPV6;
+	if (dst->sa_family == AF_INET)
+		memcpy(r->dst->addr, dgid + 12, 4);
+	else
+		memcpy(r->dst->addr, dgid, CMC_GID_SIZE);
+	return 0;
+}
+
+/* The members of a parameter struct p that cmc_ip_req() rewrites. */
+#define CMC_IP_REQ_OF(p)                                                       \
+	((struct cmc_ip_req){ &(p).service_id, &(p).dst, &(p).src,             \
+			      &(p).private_data, &(p).private_data_len })
+
+/* cmc_connect_ip() (conn) and cmc_sidr_req_ip() (sidr; conn NULL). */
+static int cmc_ip_send(struct cmc_id *id, const struct sockaddr *dst,
+		       const struct sockaddr *src, enum cmc_rdma_ps ps,
+		       const struct cmc_conn_param *conn,
+		       const struct cmc_sidr_param *sidr)
+{
+	uint8_t buf[CMC_SIDR_REQ_PRIVATE_DATA_SIZE];
+	struct cmc_conn_param c;
+	struct cmc_sidr_param s;
+	int ret = cmc_id_ok(id);
+
+	if (ret)
+		return ret;
+	if (conn) {
+		c = *conn;
+		ret = cmc_ip_req(id, dst, src, ps, CMC_CMA_PRIVATE_DATA_SIZE,
+				 &CMC_IP_REQ_OF(c), buf);
+		return ret ? ret : cmc_connect(id, &c);
+	}
+	if (!sidr)
+		return -EINVAL;
+	s = *sidr;
+	ret = cmc_ip_req(id, dst, src, ps, CMC_CMA_SIDR_PRIVATE_DATA_SIZE,
+			 &CMC_IP_REQ_OF(s), buf);
+	return ret ? ret : cmc_sidr_req(id, &s);
+}
+
+CMC_EXPORT int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
+			      const struct sockaddr *src, enum cmc_rdma_ps ps,
+			      const struct cmc_conn_param *param)
+{
+	/* A NULL param is refused there: neither request. */
+	return cmc_ip_send(id, dst, src, ps, param, NULL);
+}
+
+CMC_EXPORT int cmc_sidr_req_ip(struct cmc_id *id, const struct sockaddr *dst,
+			       const struct sockaddr *src, enum cmc_rdma_ps ps,
+			       const struct cmc_sidr_param *param)
+{
+	return cmc_ip_send(id, dst, src, ps, NULL, param);
 }
 
 CMC_EXPORT int cmc_listen_port(struct cmc_id *id, enum cmc_rdma_ps ps,
@@ -268,17 +334,29 @@ CMC_EXPORT int cmc_event_cma(const struct cmc_event *ev,
 			     struct sockaddr_storage *dst, const uint8_t **pd,
 			     size_t *len)
 {
-	const struct cmc_ev_req *r;
+	const uint8_t *data;
 	struct rdmacm_hdr h;
+	uint64_t sid;
+	size_t n;
 	int ret;
 
-	if (!ev || ev->type != CMC_EVENT_REQ_RECEIVED)
+	if (!ev)
 		return -EINVAL;
-	r = &ev->u.req;
-	if (rdmacm_service_id_parse(r->service_id, NULL, NULL))
+	/* The two requests that carry a CMA header (cma.c: REQ, SIDR_REQ). */
+	if (ev->type == CMC_EVENT_REQ_RECEIVED) {
+		sid = ev->u.req.service_id;
+		data = ev->u.req.private_data;
+		n = ev->u.req.private_data_len;
+	} else if (ev->type == CMC_EVENT_SIDR_REQ_RECEIVED) {
+		sid = ev->u.sidr_req.service_id;
+		data = ev->u.sidr_req.private_data;
+		n = ev->u.sidr_req.private_data_len;
+	} else {
+		return -EINVAL;
+	}
+	if (rdmacm_service_id_parse(sid, NULL, NULL))
 		return -ENOENT;
-	ret = rdmacm_hdr_decode(r->private_data, r->private_data_len,
-				r->service_id, &h);
+	ret = rdmacm_hdr_decode(data, n, sid, &h);
 	if (ret)
 		return ret == -EINVAL ? -ENOENT : -EBADMSG;
 	if (src)
@@ -286,9 +364,9 @@ CMC_EXPORT int cmc_event_cma(const struct cmc_event *ev,
 	if (dst)
 		*dst = h.dst;
 	if (pd)
-		*pd = r->private_data + CMC_CMA_HDR_SIZE;
+		*pd = data + CMC_CMA_HDR_SIZE;
 	if (len)
-		*len = (size_t)r->private_data_len - CMC_CMA_HDR_SIZE;
+		*len = n - CMC_CMA_HDR_SIZE;
 	return 0;
 }
 

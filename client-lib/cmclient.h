@@ -31,8 +31,9 @@
  *    A request the daemon refuses returns the daemon's status: -EINVAL
  *    (the id's state does not allow the call, or a bad argument; nothing
  *    changed), -ENOENT (no such id), -EADDRINUSE (LISTEN: another listener
- *    claims that service id), -EHOSTUNREACH / -ENETUNREACH (CONNECT: no
- *    route), -EMFILE (the daemon's per-client id limit), -EPERM.
+ *    claims that service id where this one would listen), -EHOSTUNREACH /
+ *    -ENETUNREACH (CONNECT: no route), -EMFILE (the daemon's per-client id
+ *    limit), -EPERM.
  *    cmc_strerror() turns any of these into text.
  *
  *  - Requests are synchronous by default. Each call sends one request and
@@ -426,12 +427,29 @@ struct cmc_path_override {
  * (lesson 1): at most that many REQ_RECEIVED not yet answered by
  * cmc_accept(), cmc_reject() or cmc_destroy_id() of the new id. Further
  * REQs are held by the daemon (with an MRA) and handed out as credit
- * returns. port selects the local ports; NULL means all (this version of
- * the daemon serves listeners on every port: a narrower selector gets
- * -EOPNOTSUPP).
- * Errors: -EINVAL (state, backlog 0, bits outside the mask),
- * -EADDRINUSE (a listener already claims it), -EOPNOTSUPP (a port
- * selector other than NULL / CMC_SEL_ANY).
+ * returns.
+ *
+ * port narrows where the listener listens; NULL (or CMC_SEL_ANY) means
+ * every port. CMC_SEL_PORT: REQs that arrive on port_num of dev_name
+ * (port_num 0: any port of that device). CMC_SEL_GID: REQs sent to that
+ * GID of ours (the REQ's primary path GID on our side; for SIDR_REQs the
+ * destination GID of their GRH), whichever port holds it; on RoCE a GID
+ * is an IP address (::ffff:a.b.c.d for IPv4), so this is rdma_listen()
+ * on an address bound with rdma_bind_addr(). Several ids may listen on
+ * the same service_id and service_mask when their selectors do not
+ * overlap, as rdma_cm programs may listen on one port at different
+ * addresses: CMC_SEL_ANY overlaps every selector, two CMC_SEL_PORT ones
+ * overlap when they share a port, two CMC_SEL_GID ones when the GID is
+ * the same; a CMC_SEL_PORT and a CMC_SEL_GID selector never do. A REQ
+ * goes to the most specific listener that takes it: CMC_SEL_GID before
+ * CMC_SEL_PORT before CMC_SEL_ANY, then an exact service id before a
+ * masked one; with none, the peer gets REJ 8 "invalid service id"
+ * (SIDR_REP status 1). cmc_query_id() and cmc_list() show the selector.
+ * Errors: -EINVAL (state, backlog 0, bits outside the mask, a malformed
+ * selector), -EADDRINUSE (a listener on an overlapping selector already
+ * claims service_id and service_mask), -ENODEV (CMC_SEL_PORT names no
+ * port the daemon serves), -EADDRNOTAVAIL (CMC_SEL_GID: no served port
+ * has that GID).
  */
 int cmc_listen(struct cmc_id *id, uint64_t service_id, uint64_t service_mask,
 	       unsigned int backlog, const struct cmc_port_sel *port);
@@ -899,6 +917,13 @@ struct cmc_id_info {
 	uint8_t local_cm_response_timeout;
 	uint8_t remote_cm_response_timeout;
 	uint8_t has_alt_path;
+	/*
+	 * Listeners: their selector's kind (enum cmc_sel), and path says
+	 * where they listen: dev_name and port_num for CMC_SEL_PORT
+	 * (port_num 0: every port of the device), local_gid for
+	 * CMC_SEL_GID, nothing for CMC_SEL_ANY. Other ids: CMC_SEL_ANY.
+	 */
+	uint8_t sel;
 	struct cmc_path path;
 	struct cmc_path alt_path;
 };
@@ -919,6 +944,7 @@ struct cmc_list_entry {
 	uint8_t state;
 	uint8_t lap_state;
 	uint8_t qp_type;
+	uint8_t sel; /* listeners: enum cmc_sel of their port selector */
 	uint64_t service_id;
 	uint64_t service_mask;
 	uint32_t local_comm_id;
@@ -930,7 +956,16 @@ struct cmc_list_entry {
 	uint32_t backlog;
 	uint32_t credits_in_use;
 	uint32_t held_reqs;
-	uint8_t remote_gid[CMC_GID_SIZE];
+	union {
+		uint8_t remote_gid[CMC_GID_SIZE]; /* connections: the peer's */
+		/* Listeners with CMC_SEL_GID: the GID they listen on. */
+		uint8_t listen_gid[CMC_GID_SIZE];
+	};
+	/* Listeners with CMC_SEL_PORT: one of the ports (cmc_port_info's
+	 * port_index) and the port_num asked for (0: every port of that
+	 * port's device). */
+	uint16_t sel_port_index;
+	uint8_t sel_port_num;
 };
 
 /*
@@ -1092,11 +1127,16 @@ int cmc_qp_attr_from_info(const struct cmc_id_info *info,
  *     version 0, byte 1 the IP version (4 or 6) in the top nibble, bytes
  *     2-3 the source port (big endian), bytes 4-19 the source address,
  *     bytes 20-35 the destination address (IPv4: in the last 4 bytes);
- *     the application's private data follows (at most 92 - 36 = 56 bytes);
+ *     the application's private data follows (at most 92 - 36 = 56 bytes;
+ *     in a SIDR_REQ, 216 - 36 = 180);
  *   - RoCE GIDs that are IP addresses: IPv4 a.b.c.d is ::ffff:a.b.c.d,
  *     an IPv6 address (link-local fe80:: too) is its own GID.
- * Only the REQ carries the header: REP, REJ, RTU, DREQ and DREP private
- * data is the application's alone, in both directions.
+ * Only the REQ and the SIDR_REQ carry the header: REP, REJ, RTU, DREQ,
+ * DREP and SIDR_REP private data is the application's alone, in both
+ * directions. UD ids of the UDP port space (udaddy, RDMA_PS_UDP) resolve
+ * each other with SIDR: cmc_sidr_req_ip() on one side, a listener, a
+ * SIDR_REQ_RECEIVED read with cmc_event_cma() and cmc_sidr_rep() with
+ * CMC_RDMA_UDP_QKEY on the other.
  * docs/INTEROP.md tells how to run cmd next to the kernel's CM.
  */
 
@@ -1112,6 +1152,28 @@ enum cmc_rdma_ps {
 #define CMC_CMA_HDR_SIZE 36
 /* The application's part of an rdma_cm REQ's private data. */
 #define CMC_CMA_PRIVATE_DATA_SIZE (CMC_REQ_PRIVATE_DATA_SIZE - CMC_CMA_HDR_SIZE)
+/* ... and of an rdma_cm SIDR_REQ's. */
+#define CMC_CMA_SIDR_PRIVATE_DATA_SIZE                                         \
+	(CMC_SIDR_REQ_PRIVATE_DATA_SIZE - CMC_CMA_HDR_SIZE)
+
+/*
+ * The Q_Key of every UD id in the kernel's rdma_cm UDP port space
+ * (RDMA_UDP_QKEY, cma.c's cma_set_qkey): what its SIDR_REP announces and
+ * what its UD QPs use. A SIDR_REP to an rdma_cm UDP peer carries it, and
+ * the application's UD QP is set to it.
+ */
+#define CMC_RDMA_UDP_QKEY 0x01234567u
+
+/*
+ * Write the 36-byte CMA header of a request from src (address and source
+ * port) to dst (address; its port is the one the service id names, the
+ * header does not carry it): both AF_INET or both AF_INET6. What
+ * cmc_connect_ip() and cmc_sidr_req_ip() put first in their private data,
+ * for an application that builds the request itself. Returns 0, -EINVAL
+ * (NULL arguments) or -EAFNOSUPPORT (families).
+ */
+int cmc_cma_hdr_encode(uint8_t out[CMC_CMA_HDR_SIZE],
+		       const struct sockaddr *src, const struct sockaddr *dst);
 
 /* The service id of port in port space ps (0: TCP); 0 for an unknown ps. */
 uint64_t cmc_rdma_service_id(enum cmc_rdma_ps ps, uint16_t port);
@@ -1144,22 +1206,42 @@ int cmc_connect_ip(struct cmc_id *id, const struct sockaddr *dst,
 		   const struct cmc_conn_param *param);
 
 /*
+ * The SIDR twin of cmc_connect_ip(): resolve a UD id (IDLE) to the QPN and
+ * Q_Key of the rdma_cm peer listening on dst, as cmc_sidr_req() with
+ *   - service id: cmc_rdma_service_id(ps, port of dst), normally
+ *     CMC_RDMA_PS_UDP (param->service_id is ignored);
+ *   - destination: dst's RoCE GID (param->dst is ignored);
+ *   - source: src, or picked as cmc_connect_ip() does (restricted by
+ *     param->src);
+ *   - private data: the CMA header, then param's private data (at most
+ *     CMC_CMA_SIDR_PRIVATE_DATA_SIZE bytes).
+ * SIDR_REP_RECEIVED (or CONNECT_ERROR) follows; a kernel rdma_cm peer
+ * answers with CMC_RDMA_UDP_QKEY. Errors: cmc_sidr_req()'s and
+ * cmc_connect_ip()'s.
+ */
+int cmc_sidr_req_ip(struct cmc_id *id, const struct sockaddr *dst,
+		    const struct sockaddr *src, enum cmc_rdma_ps ps,
+		    const struct cmc_sidr_param *param);
+
+/*
  * Listen (as cmc_listen()) on exactly the service id of port in port
  * space ps (0: TCP), on every served port: what rdma_listen() on the
- * wildcard address is. REQ_RECEIVED events of rdma_cm peers carry the CMA
+ * wildcard address is (cmc_listen() with a CMC_SEL_GID selector of the
+ * address's GID is rdma_listen() on a bound address). REQ_RECEIVED events of rdma_cm peers carry the CMA
  * header first in their private data: cmc_event_cma() splits it off.
  */
 int cmc_listen_port(struct cmc_id *id, enum cmc_rdma_ps ps, uint16_t port,
 		    unsigned int backlog);
 
 /*
- * The rdma_cm view of a REQ_RECEIVED event: src the peer's address and
- * source port, dst our address (as the peer named it) and the listened
- * port (from the service id); pd/len the application's private data
- * after the header (len = the REQ's private data area less 36: 56; the
- * wire does not say how much the peer meant). Any output may be NULL.
- * Returns 0, -EINVAL (not a REQ_RECEIVED event), -ENOENT (its service id
- * is not in an rdma_cm port space), -EBADMSG (no valid CMA header).
+ * The rdma_cm view of a REQ_RECEIVED or SIDR_REQ_RECEIVED event: src the
+ * peer's address and source port, dst our address (as the peer named it)
+ * and the listened port (from the service id); pd/len the application's
+ * private data after the header (len = the request's private data area
+ * less 36: 56 for a REQ, 180 for a SIDR_REQ; the wire does not say how
+ * much the peer meant). Any output may be NULL. Returns 0, -EINVAL
+ * (another event), -ENOENT (its service id is not in an rdma_cm port
+ * space), -EBADMSG (no valid CMA header).
  */
 int cmc_event_cma(const struct cmc_event *ev, struct sockaddr_storage *src,
 		  struct sockaddr_storage *dst, const uint8_t **pd,

@@ -48,6 +48,56 @@ static void gid_str(const uint8_t gid[16], char *buf, size_t size)
 		snprintf(buf, size, "?");
 }
 
+/* The device of the port the daemon numbers index, or "?". */
+static void port_dev(struct cmc_channel *ch, uint16_t index, char *buf,
+		     size_t size)
+{
+	static struct cmc_port_info p[CMC_PORTS_BATCH_MAX];
+	uint64_t cursor = 0;
+	int n;
+
+	snprintf(buf, size, "?");
+	do {
+		n = cmc_ports(ch, &cursor, p);
+		for (int i = 0; i < n; i++)
+			if (p[i].port_index == index) {
+				snprintf(buf, size, "%s", p[i].dev_name);
+				return;
+			}
+	} while (n > 0 && cursor);
+}
+
+/*
+ * The last column: a connection's peer GID; where a listener listens:
+ * "*" (every port), DEV:PORT or DEV (every port of DEV), or its GID.
+ */
+static void where_str(struct cmc_channel *ch, const struct cmc_list_entry *e,
+		      char *buf, size_t size)
+{
+	char dev[CMC_DEV_NAME_SIZE];
+
+	if (e->state != CMC_STATE_LISTEN) {
+		gid_str(e->remote_gid, buf, size);
+		return;
+	}
+	switch ((enum cmc_sel)e->sel) {
+	case CMC_SEL_ANY:
+		snprintf(buf, size, "*");
+		return;
+	case CMC_SEL_PORT:
+		port_dev(ch, e->sel_port_index, dev, sizeof(dev));
+		if (e->sel_port_num)
+			snprintf(buf, size, "%s:%u", dev, e->sel_port_num);
+		else
+			snprintf(buf, size, "%s", dev);
+		return;
+	case CMC_SEL_GID:
+		gid_str(e->listen_gid, buf, size);
+		return;
+	}
+	snprintf(buf, size, "?");
+}
+
 static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 {
 	struct cmc_list_entry e[CMC_LIST_BATCH_MAX];
@@ -62,7 +112,7 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 		       "%-6s %s\n",
 		       "ID", "STATE", "SERVICE_ID", "MASK", "LOCAL_CID",
 		       "REMOTE_CID", "PID", "UID", "CREDITS", "HELD",
-		       "PEER_GID");
+		       "PEER_GID|ON");
 	do {
 		n = cmc_list(ch, filter, &cursor, e);
 		if (n < 0) {
@@ -70,11 +120,12 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 			return 1;
 		}
 		for (int i = 0; i < n; i++) {
-			char gid[INET6_ADDRSTRLEN], credits[24], held[12];
+			char gid[INET6_ADDRSTRLEN + CMC_DEV_NAME_SIZE];
+			char credits[24], held[12];
 			const char *state =
 				cmc_state_str((enum cmc_state)e[i].state);
 
-			gid_str(e[i].remote_gid, gid, sizeof(gid));
+			where_str(ch, &e[i], gid, sizeof(gid));
 			if (json) {
 				printf("%s\n  {\"id\": %u, \"state\": \"%s\", "
 				       "\"service_id\": \"0x%016" PRIx64 "\", "
@@ -85,13 +136,17 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 				       "\"backlog\": %u, "
 				       "\"credits_in_use\": %u, "
 				       "\"held_reqs\": %u, "
-				       "\"remote_gid\": \"%s\"}",
+				       "\"%s\": \"%s\"}",
 				       first ? "" : ",", e[i].id, state,
 				       e[i].service_id, e[i].service_mask,
 				       e[i].local_comm_id, e[i].remote_comm_id,
 				       e[i].owner_pid, e[i].owner_uid,
 				       e[i].backlog, e[i].credits_in_use,
-				       e[i].held_reqs, gid);
+				       e[i].held_reqs,
+				       e[i].state == CMC_STATE_LISTEN ?
+					       "listen_on" :
+					       "remote_gid",
+				       gid);
 				first = false;
 				continue;
 			}

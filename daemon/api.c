@@ -247,12 +247,14 @@ API_HANDLER(listen)
 {
 	/* a is c's: dispatch checked it. */
 	const struct cmp_listen *r = &req->listen;
+	struct eng_listen_sel sel;
+	struct cmp_path where;
 	char why[192];
 	int rc;
 
-	/* Listeners serve every port; narrowing them is not built yet. */
-	if (r->port.kind != CMP_SEL_ANY)
-		return -EOPNOTSUPP;
+	rc = path_listen_sel(cmd->xport, &r->port, &sel, &where);
+	if (rc)
+		return rc;
 	/* Authorization (authz.h): the policy, then the per-user limits. */
 	if (!a->listener) {
 		rc = authz_listen_policy(cmd->cfg.authz, srv_client_uid(c),
@@ -269,12 +271,15 @@ API_HANDLER(listen)
 		}
 	}
 	rc = eng_listen(cmd->eng, a->id, r->service_id, r->service_mask,
-			r->backlog, now);
+			r->backlog, &sel, now);
 	if (rc)
 		return rc;
 	if (!a->listener)
 		authz_listener_add(cmd->cfg.authz, srv_client_uid(c));
 	a->listener = true;
+	/* A listener has no path: QUERY_ID and LIST show where it listens. */
+	a->path = where;
+	a->sel = r->port.kind;
 	return 0;
 }
 
@@ -512,6 +517,7 @@ API_HANDLER(query_id)
 	o->max_cm_retries = f.terms.max_cm_retries;
 	o->local_cm_response_timeout = f.terms.local_cm_response_timeout;
 	o->remote_cm_response_timeout = f.terms.remote_cm_response_timeout;
+	o->sel = a->listener ? a->sel : CMP_SEL_ANY;
 	o->path = a->path;
 	return 0;
 }

@@ -43,6 +43,25 @@ static bool may_see_all(struct cmd *cmd, struct srv_client *c)
 	return ok;
 }
 
+/* Where a listener listens (a->path, see path_listen_sel), for LIST. */
+static void list_sel(struct cmd *cmd, const struct api_id *a,
+		     struct cmp_list_entry *e)
+{
+	struct cmp_port_sel sel = { .kind = CMP_SEL_PORT,
+				    .port_num = a->path.port_num };
+	const struct xport_port *p;
+
+	e->sel = a->sel;
+	memcpy(e->listen_gid, a->path.local_gid, CM_GID_SIZE);
+	if (a->sel != CMP_SEL_PORT)
+		return;
+	memcpy(sel.dev_name, a->path.dev_name, sizeof(sel.dev_name));
+	e->sel_port_num = a->path.port_num;
+	p = path_sel_port(cmd->xport, &sel);
+	if (p)
+		e->sel_port_index = p->index;
+}
+
 int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		 const struct cmp_list *r, struct cmp_list_reply *out)
 {
@@ -76,7 +95,10 @@ int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		e->backlog = f.backlog;
 		e->credits_in_use = f.credits_used;
 		e->held_reqs = f.held;
-		memcpy(e->remote_gid, a->path.remote_gid, CM_GID_SIZE);
+		if (a->listener)
+			list_sel(cmd, a, e);
+		else
+			memcpy(e->remote_gid, a->path.remote_gid, CM_GID_SIZE);
 		out->count++;
 	}
 	out->next_cursor = a ? pos : 0;

@@ -32,6 +32,13 @@ struct eng_addr {
 	uint8_t gid[CM_GID_SIZE]; /* remote GID when grh */
 	uint32_t qpn; /* remote QP, 1 for the CM */
 	uint16_t pkey_index;
+	/*
+	 * Received MADs: the GID of ours the peer addressed (the GRH's
+	 * destination GID), all zero when the transport could not tell (no
+	 * GRH). A SIDR_REQ carries no path, so this is what a GID listener
+	 * matches it by. Not read for sends.
+	 */
+	uint8_t local_gid[CM_GID_SIZE];
 };
 
 enum eng_state {
@@ -226,7 +233,8 @@ int eng_port_down(struct eng *eng, uint16_t port, uint64_t now);
  * timer stopped and nothing sent, and its client gets DEVICE_REMOVAL
  * -ENODEV (once, queued behind an unacknowledged event as usual); the
  * client is left to destroy it. Destroyed records are freed. Listeners
- * (they serve every port) and IDLE ids are not touched. The port is no
+ * (none is on a port, even one narrowed to it) and IDLE ids are not
+ * touched. The port is no
  * longer valid: connects on it fail with -ENODEV until eng_port_set.
  * Returns how many ids were told, or -EINVAL (port out of range) / -EBUSY.
  */
@@ -269,9 +277,42 @@ int eng_destroy(struct eng *eng, uint32_t id, uint64_t now);
 /* Destroy every id of a client that went away; returns how many. */
 int eng_destroy_owner(struct eng *eng, uint64_t owner, uint64_t now);
 
-/* Passive side. mask: all ones for one service id. backlog >= 1. */
+/*
+ * Which of the REQs (and SIDR_REQs) for its service ids a listener takes:
+ * those on any port, those that came in on some ports, or those sent to
+ * one GID of ours (a REQ's primary path GID on our side, Table 106
+ * "Primary Remote Port GID"; a SIDR_REQ's destination GID,
+ * eng_addr.local_gid). On RoCE a GID is an IP address, so a GID listener
+ * is rdma_cm's listener bound to one address.
+ */
+/* Numbered by specificity: a request asks a later kind's listener first. */
+enum eng_sel_kind {
+	ENG_SEL_ANY,
+	ENG_SEL_PORTS, /* the port indices set in 'ports' */
+	ENG_SEL_GID, /* 'gid', whichever port it came in on */
+};
+
+#define ENG_PORT_WORDS (ENG_MAX_PORTS / 64)
+
+struct eng_listen_sel {
+	enum eng_sel_kind kind;
+	uint8_t gid[CM_GID_SIZE]; /* GID: not all zero */
+	uint64_t ports[ENG_PORT_WORDS]; /* PORTS: bit i % 64 of word i / 64 */
+};
+
+/*
+ * Passive side. mask: all ones for one service id. backlog >= 1. sel NULL
+ * is ENG_SEL_ANY. Two listeners may share (service id, mask) when their
+ * selectors do not overlap: ANY overlaps every selector, PORTS ones that
+ * share a port, GID ones of the same GID; a PORTS and a GID selector
+ * never do (the GID one is the more specific). -EADDRINUSE otherwise, as
+ * the kernel's rdma_cm decides for two binds of one port. A REQ goes to
+ * the most specific listener that takes it: GID before PORTS before ANY,
+ * then an exact service id before a masked one.
+ */
 int eng_listen(struct eng *eng, uint32_t id, uint64_t service_id, uint64_t mask,
-	       unsigned int backlog, uint64_t now);
+	       unsigned int backlog, const struct eng_listen_sel *sel,
+	       uint64_t now);
 
 struct eng_connect_param {
 	struct eng_addr dest; /* dest.port: the local port */
@@ -364,6 +405,7 @@ int eng_walk(const struct eng *eng,
 struct eng_listen_info {
 	uint64_t service_id;
 	uint64_t mask;
+	struct eng_listen_sel sel;
 	unsigned int backlog;
 	unsigned int credits_used;
 	unsigned int held;

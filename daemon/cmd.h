@@ -56,12 +56,14 @@ struct api_id {
 	uint32_t unacked_seq; /* 0: nothing outstanding */
 	uint8_t qp_type; /* enum cmp_qp_type */
 	bool listener;
+	uint8_t sel; /* listeners: enum cmp_sel of their selector */
 	/* ops: when the handshake began (REQ sent or received), for the
 	 * setup latency histogram; 0 when not timing. */
 	uint64_t setup_start;
 	/* The path the id's owner was told (by CONNECT's resolution or
 	 * its events), for QUERY_ID and LIST; all else an id has
-	 * negotiated is the engine's (eng_id_info). */
+	 * negotiated is the engine's (eng_id_info). A listener's is its
+	 * selector as the client named it (path_listen_sel). */
 	struct cmp_path path;
 	LIST_ENTRY(api_id) link; /* in its client's list */
 	struct hnode hnode; /* in cmd->ids, by id */

@@ -198,7 +198,7 @@ static void conn_from_req(struct conn *c, struct conn_ctx *x)
 
 static int conn_act_listen(struct conn *c, struct conn_ctx *x)
 {
-	return listen_start(c, x->service_id, x->mask, x->backlog);
+	return listen_start(c, x->service_id, x->mask, x->backlog, x->sel);
 }
 
 static int conn_act_connect(struct conn *c, struct conn_ctx *x)

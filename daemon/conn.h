@@ -154,6 +154,7 @@ struct listener {
 	struct conn *conn;
 	uint64_t service_id;
 	uint64_t mask;
+	struct eng_listen_sel sel;
 	unsigned int backlog;
 	unsigned int used; /* credits taken */
 	unsigned int nheld;
@@ -165,7 +166,9 @@ struct listener {
 };
 
 struct ltab {
-	struct htable exact; /* by service id, for an all-ones mask */
+	/* By service id, for an all-ones mask; listeners of one service id
+	 * on disjoint selectors share a chain. */
+	struct htable exact;
 	LIST_HEAD(, listener) masked;
 };
 
@@ -223,6 +226,7 @@ struct conn_ctx {
 	uint64_t service_id; /* API_LISTEN */
 	uint64_t mask;
 	unsigned int backlog;
+	const struct eng_listen_sel *sel; /* NULL: any port */
 	const uint8_t *pd;
 	size_t pd_len;
 	const uint8_t *info; /* API_APR's additional information */
@@ -309,9 +313,14 @@ uint64_t timer_next(const struct eng *eng);
 
 /* listen.c */
 int listen_start(struct conn *c, uint64_t service_id, uint64_t mask,
-		 unsigned int backlog);
+		 unsigned int backlog, const struct eng_listen_sel *sel);
 void listen_stop(struct conn *c, uint64_t now);
-struct listener *listen_find(const struct eng *eng, uint64_t service_id);
+/*
+ * The listener a request for service_id takes, from local port 'port',
+ * sent to our GID 'gid' (all zero: not known), or NULL.
+ */
+struct listener *listen_find(const struct eng *eng, uint64_t service_id,
+			     uint16_t port, const uint8_t gid[CM_GID_SIZE]);
 bool listen_has_credit(const struct listener *l);
 bool listen_take_credit(struct listener *l, struct conn *c);
 void listen_hold(struct listener *l, struct conn *c);

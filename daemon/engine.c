@@ -379,12 +379,14 @@ int eng_destroy_owner(struct eng *eng, uint64_t owner, uint64_t now)
 }
 
 int eng_listen(struct eng *eng, uint32_t id, uint64_t service_id, uint64_t mask,
-	       unsigned int backlog, uint64_t now)
+	       unsigned int backlog, const struct eng_listen_sel *sel,
+	       uint64_t now)
 {
 	struct conn_ctx x = { .now = now,
 			      .service_id = service_id,
 			      .mask = mask,
-			      .backlog = backlog };
+			      .backlog = backlog,
+			      .sel = sel };
 
 	return eng_call(eng, id, CONN_EV_API_LISTEN, &x);
 }
@@ -561,6 +563,7 @@ int eng_listen_info(const struct eng *eng, uint32_t id,
 		return -EINVAL;
 	info->service_id = l->service_id;
 	info->mask = l->mask;
+	info->sel = l->sel;
 	info->backlog = l->backlog;
 	info->credits_used = l->used;
 	info->held = l->nheld;

@@ -9,10 +9,15 @@
  * the request, so "consumer defined" (28) would be a lie.
  *
  * Listeners with an all-ones mask are found by hash; masked listeners, which
- * are few (rdma_cm port spaces), by a list scanned after the hash misses.
+ * are few (rdma_cm port spaces), by a list scanned after the hash. A
+ * listener may also be narrowed to some ports or to one GID of ours (its
+ * selector, cm_engine.h): listeners of one service id on selectors that do
+ * not overlap share it, as rdma_cm listeners bound to different addresses
+ * share a port, and a request goes to the most specific one that takes it.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "conn.h"
 #include "log.h"
@@ -25,12 +30,6 @@ static uint64_t ltab_node_hash(const struct hnode *n)
 	return hash_u64(container_of(n, struct listener, h_exact)->service_id);
 }
 
-static bool ltab_eq(const struct hnode *n, const void *sid)
-{
-	return container_of(n, struct listener, h_exact)->service_id ==
-	       *(const uint64_t *)sid;
-}
-
 int ltab_init(struct ltab *t)
 {
 	LIST_INIT(&t->masked);
@@ -38,54 +37,154 @@ int ltab_init(struct ltab *t)
 	return htable_init(&t->exact, LTAB_INITIAL, ltab_node_hash);
 }
 
-static struct listener *ltab_exact(const struct ltab *t, uint64_t sid)
+static bool sel_has_port(const struct eng_listen_sel *s, uint16_t port)
 {
-	return htable_entry(
-		htable_find(&t->exact, hash_u64(sid), ltab_eq, &sid),
-		struct listener, h_exact);
+	return port < ENG_MAX_PORTS && (s->ports[port / 64] >> (port % 64)) & 1;
 }
 
-struct listener *listen_find(const struct eng *eng, uint64_t sid)
+static bool sel_takes(const struct eng_listen_sel *s, uint16_t port,
+		      const uint8_t gid[CM_GID_SIZE])
+{
+	switch (s->kind) {
+	case ENG_SEL_ANY:
+		return true;
+	case ENG_SEL_PORTS:
+		return sel_has_port(s, port);
+	case ENG_SEL_GID:
+		return !memcmp(s->gid, gid, CM_GID_SIZE);
+	}
+	return false;
+}
+
+/*
+ * Could one request go to both? What the kernel's rdma_cm refuses for two
+ * binds of one port: the wildcard overlaps everything, an address itself.
+ * A port and a GID selector coexist: the GID one is asked first.
+ */
+static bool sel_overlap(const struct eng_listen_sel *a,
+			const struct eng_listen_sel *b)
+{
+	if (a->kind == ENG_SEL_ANY || b->kind == ENG_SEL_ANY)
+		return true;
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case ENG_SEL_ANY:
+		return true;
+	case ENG_SEL_PORTS:
+		for (unsigned int i = 0; i < ENG_PORT_WORDS; i++)
+			if (a->ports[i] & b->ports[i])
+				return true;
+		return false;
+	case ENG_SEL_GID:
+		return !memcmp(a->gid, b->gid, CM_GID_SIZE);
+	}
+	return true;
+}
+
+static bool sel_valid(const struct eng_listen_sel *s)
+{
+	static const uint8_t zero[CM_GID_SIZE];
+
+	switch (s->kind) {
+	case ENG_SEL_ANY:
+		return true;
+	case ENG_SEL_PORTS:
+		for (unsigned int i = 0; i < ENG_PORT_WORDS; i++)
+			if (s->ports[i])
+				return true;
+		return false;
+	case ENG_SEL_GID:
+		/* Zero is what an unknown destination GID reads as. */
+		return memcmp(s->gid, zero, CM_GID_SIZE) != 0;
+	}
+	return false;
+}
+
+/* The first listener of the exact table's chain for sid (then ->next). */
+static struct hnode *ltab_chain(const struct ltab *t, uint64_t sid)
+{
+	return htable_bucket(&t->exact, hash_u64(sid));
+}
+
+/* Of 'best' and l, the one a request should go to (l only if it takes it). */
+static struct listener *better(struct listener *best, struct listener *l,
+			       uint16_t port, const uint8_t gid[CM_GID_SIZE])
+{
+	if (!sel_takes(&l->sel, port, gid))
+		return best;
+	/* The kinds are numbered by specificity (cm_engine.h). */
+	return !best || l->sel.kind > best->sel.kind ? l : best;
+}
+
+struct listener *listen_find(const struct eng *eng, uint64_t sid, uint16_t port,
+			     const uint8_t gid[CM_GID_SIZE])
 {
 	const struct ltab *t = &eng->listeners;
-	struct listener *l = ltab_exact(t, sid);
+	struct listener *best = NULL, *l;
+	struct hnode *n;
 
-	if (l)
-		return l;
+	for (n = ltab_chain(t, sid); n; n = n->next) {
+		l = container_of(n, struct listener, h_exact);
+		if (l->service_id == sid)
+			best = better(best, l, port, gid);
+	}
+	if (best && best->sel.kind == ENG_SEL_GID)
+		return best; /* nothing is more specific */
 	LIST_FOREACH(l, &t->masked, mlink)
 	{
 		if ((sid & l->mask) == l->service_id)
-			return l;
+			best = better(best, l, port, gid);
 	}
-	return NULL;
+	return best;
+}
+
+/* Is (sid, mask) on a selector overlapping sel claimed already? */
+static bool ltab_claimed(const struct ltab *t, uint64_t sid, uint64_t mask,
+			 const struct eng_listen_sel *sel)
+{
+	struct listener *x;
+	struct hnode *n;
+
+	if (mask == UINT64_MAX) {
+		for (n = ltab_chain(t, sid); n; n = n->next) {
+			x = container_of(n, struct listener, h_exact);
+			if (x->service_id == sid && sel_overlap(&x->sel, sel))
+				return true;
+		}
+		return false;
+	}
+	LIST_FOREACH(x, &t->masked, mlink)
+	{
+		if (x->mask == mask && x->service_id == sid &&
+		    sel_overlap(&x->sel, sel))
+			return true;
+	}
+	return false;
 }
 
 int listen_start(struct conn *c, uint64_t sid, uint64_t mask,
-		 unsigned int backlog)
+		 unsigned int backlog, const struct eng_listen_sel *sel)
 {
+	static const struct eng_listen_sel any = { .kind = ENG_SEL_ANY };
 	struct ltab *t = &c->eng->listeners;
-	struct listener *l, *x;
+	struct listener *l;
 
-	if (!backlog || !mask)
+	if (!sel)
+		sel = &any;
+	if (!backlog || !mask || !sel_valid(sel))
 		return -EINVAL;
 	sid &= mask;
-	/* Two listeners on the same (service id, mask) is a client bug. */
-	if (mask == UINT64_MAX) {
-		if (ltab_exact(t, sid))
-			return -EADDRINUSE;
-	} else {
-		LIST_FOREACH(x, &t->masked, mlink)
-		{
-			if (x->mask == mask && x->service_id == sid)
-				return -EADDRINUSE;
-		}
-	}
+	/* Two listeners that could both take a REQ is a client bug. */
+	if (ltab_claimed(t, sid, mask, sel))
+		return -EADDRINUSE;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	l->conn = c;
 	l->service_id = sid;
 	l->mask = mask;
+	l->sel = *sel;
 	l->backlog = backlog;
 	TAILQ_INIT(&l->held);
 	TAILQ_INIT(&l->credited);

@@ -193,6 +193,61 @@ int path_resolve(const struct xport *x, const struct cmp_addr *dst,
 	return 0;
 }
 
+const struct xport_port *path_sel_port(const struct xport *x,
+				       const struct cmp_port_sel *sel)
+{
+	for (unsigned int i = 0; i < xport_port_count(x); i++) {
+		const struct xport_port *c = port_at(x, i);
+
+		if (c && port_selected(c, sel))
+			return c;
+	}
+	return NULL;
+}
+
+int path_listen_sel(const struct xport *x, const struct cmp_port_sel *sel,
+		    struct eng_listen_sel *out, struct cmp_path *where)
+{
+	bool any = false;
+
+	memset(out, 0, sizeof(*out));
+	memset(where, 0, sizeof(*where));
+	out->kind = ENG_SEL_ANY;
+	if (sel->kind == CMP_SEL_ANY)
+		return 0;
+	for (unsigned int i = 0; i < xport_port_count(x); i++) {
+		const struct xport_port *c = port_at(x, i);
+
+		if (!c || !port_selected(c, sel) || c->index >= ENG_MAX_PORTS)
+			continue;
+		any = true;
+		out->ports[c->index / 64] |= 1ULL << (c->index % 64);
+	}
+	switch ((enum cmp_sel)sel->kind) {
+	case CMP_SEL_ANY:
+		return 0;
+	case CMP_SEL_PORT:
+		if (!any)
+			return -ENODEV;
+		out->kind = ENG_SEL_PORTS;
+		where->port_num = sel->port_num;
+		snprintf(where->dev_name, sizeof(where->dev_name), "%s",
+			 sel->dev_name);
+		return 0;
+	case CMP_SEL_GID:
+		/* As rdma_bind_addr() to an address no device has. */
+		if (!any)
+			return -EADDRNOTAVAIL;
+		/* Matched by the GID, not by the ports holding it now. */
+		memset(out->ports, 0, sizeof(out->ports));
+		out->kind = ENG_SEL_GID;
+		memcpy(out->gid, sel->gid, CM_GID_SIZE);
+		memcpy(where->local_gid, sel->gid, CM_GID_SIZE);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 void path_fill_req(const struct path *p, struct cm_req *req)
 {
 	const struct cmp_path *v = &p->view;
@@ -283,7 +338,9 @@ void path_from_addr(const struct xport *x, const struct eng_addr *from,
 		return;
 	v->grh = 1;
 	memcpy(v->remote_gid, from->gid, CM_GID_SIZE);
-	if (p && (g = xport_pick_sgid(p, from->gid))) {
+	/* The GID the requester addressed, else one of its family. */
+	if (p && ((g = gid_find(p, from->local_gid)) ||
+		  (g = xport_pick_sgid(p, from->gid)))) {
 		v->sgid_index = (uint8_t)g->index;
 		memcpy(v->local_gid, g->raw, CM_GID_SIZE);
 	}

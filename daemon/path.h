@@ -36,6 +36,20 @@ int path_resolve(const struct xport *x, const struct cmp_addr *dst,
 		 const struct cmp_port_sel *src, const struct cmp_path_set *set,
 		 const struct path_defaults *def, struct path *out);
 
+/* The first served port sel selects, or NULL. */
+const struct xport_port *path_sel_port(const struct xport *x,
+				       const struct cmp_port_sel *sel);
+
+/*
+ * A listener's selector, from the client's naming to the engine's: PORT
+ * becomes the indices of the served ports it names (-ENODEV: none), GID
+ * stays the GID (-EADDRNOTAVAIL: no served port has it). *where is the
+ * selector as QUERY_ID shows a listener's path: dev_name and port_num for
+ * PORT, local_gid for GID, zero for ANY.
+ */
+int path_listen_sel(const struct xport *x, const struct cmp_port_sel *sel,
+		    struct eng_listen_sel *out, struct cmp_path *where);
+
 /* Write the REQ's primary path fields (Table 106 bytes 48-95). */
 void path_fill_req(const struct path *p, struct cm_req *req);
 

@@ -83,7 +83,8 @@ static void rx_req(struct eng *eng, uint16_t port, const struct eng_addr *from,
 		conn_event(c, CONN_EV_STALE, &ox);
 		return;
 	}
-	l = listen_find(eng, req->service_id);
+	/* The GID the peer addressed is our side of its primary path. */
+	l = listen_find(eng, req->service_id, port, req->primary_remote_gid);
 	if (!l) {
 		eng->cnt.req_no_listener++;
 		rx_rej_stateless(eng, from, msg, req->local_comm_id,
@@ -112,7 +113,6 @@ static void rx_req(struct eng *eng, uint16_t port, const struct eng_addr *from,
 				 CM_REJ_NO_RESOURCES, CM_MSG_REF_REQ);
 		conn_free(c);
 	}
-	(void)port;
 }
 
 static void rx_rep(struct eng *eng, const struct eng_addr *from,
@@ -275,7 +275,8 @@ static void rx_sidr_req(struct eng *eng, const struct eng_addr *from,
 		conn_event(c, CONN_EV_RX_SIDR_REQ, &x);
 		return;
 	}
-	l = listen_find(eng, sr->service_id);
+	/* No path in a SIDR_REQ (Table 119): the GRH says whom it was for. */
+	l = listen_find(eng, sr->service_id, from->port, from->local_gid);
 	c = l ? conn_new(eng) : NULL;
 	if (c) {
 		x.lis = l;

@@ -84,7 +84,12 @@ struct sim_addr {
 struct sim_mad {
 	struct sim_hdr hdr;
 	uint16_t port;
-	uint8_t sgid_index; /* daemon -> hub, with a GRH: the source GID */
+	/*
+	 * With a GRH: daemon -> hub, the index of the source GID among the
+	 * sender port's; hub -> daemon, of the destination GID among the
+	 * receiving port's (the GID the sender addressed).
+	 */
+	uint8_t sgid_index;
 	uint8_t rsvd;
 	struct sim_addr addr;
 	uint8_t mad[SIM_MAD_SIZE];

@@ -197,9 +197,9 @@ void xlate_event(const struct xport *x, const struct cmp_path *told,
 	/* A new passive id's first event carries its listener's context
 	 * (cmclient.h): the id has none of its own yet. */
 	e->context = ev->type == ENG_EV_REQ_RECEIVED ||
-				     ev->type == ENG_EV_SIDR_REQ_RECEIVED
-			     ? ev->listen_context
-			     : ev->context;
+				     ev->type == ENG_EV_SIDR_REQ_RECEIVED ?
+			     ev->listen_context :
+			     ev->context;
 	e->type = (uint16_t)xlate_body(x, told, ev, e);
 	/* The engine's state after the event, for the library to record. */
 	e->state = (uint8_t)ev->state;

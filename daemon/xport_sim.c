@@ -351,8 +351,15 @@ static bool sim_take(struct xport *x, const struct sim_mad *m, size_t len,
 	rx->from.lid = m->addr.lid;
 	rx->from.sl = m->addr.sl;
 	rx->from.grh = m->addr.grh;
-	if (m->addr.grh)
+	if (m->addr.grh) {
+		const struct xport_port *p = &x->ports[m->port];
+
 		memcpy(rx->from.gid, m->addr.gid, CM_GID_SIZE);
+		/* The hub names our GID it routed by (sim_proto.h). */
+		if (m->sgid_index < p->n_gids)
+			memcpy(rx->from.local_gid, p->gids[m->sgid_index].raw,
+			       CM_GID_SIZE);
+	}
 	rx->from.qpn = m->addr.qpn;
 	rx->from.pkey_index = m->addr.pkey_index;
 	memcpy(rx->mad, m->mad, CM_MAD_SIZE);

@@ -814,19 +814,32 @@ static void xumad_dev_removed(struct xport_umad *u, struct xumad_dev *d)
 			xumad_emit(x, i, XPORT_EV_DEVICE_REMOVED);
 }
 
-static void xumad_fill_from(struct xport_rx *rx, uint16_t index,
+static void xumad_fill_from(struct xport_rx *rx, const struct xport_port *p,
 			    const struct ib_user_mad *um)
 {
 	const struct ib_mad_addr *a = &um->addr;
 
-	rx->port = index;
+	rx->port = p->index;
 	memset(&rx->from, 0, sizeof(rx->from));
-	rx->from.port = index;
+	rx->from.port = p->index;
 	rx->from.lid = be16toh(a->lid);
 	rx->from.sl = a->sl;
 	rx->from.grh = a->grh_present;
-	if (a->grh_present)
+	if (a->grh_present) {
 		memcpy(rx->from.gid, a->gid, CM_GID_SIZE);
+		/*
+		 * On receive the kernel's ib_umad puts the index of the GID
+		 * the packet was sent to (its DGID) in gid_index: the
+		 * sgid_index of the reply's address handle
+		 * (ib_init_ah_attr_from_wc).
+		 */
+		for (unsigned int g = 0; g < p->n_gids; g++)
+			if (p->gids[g].index == a->gid_index) {
+				memcpy(rx->from.local_gid, p->gids[g].raw,
+				       CM_GID_SIZE);
+				break;
+			}
+	}
 	rx->from.qpn = be32toh(a->qpn);
 	rx->from.pkey_index = a->pkey_index;
 }
@@ -870,7 +883,7 @@ static int xumad_drain(struct xport_umad *u, unsigned int i,
 			x->counters.rx_dropped++;
 			continue;
 		}
-		xumad_fill_from(&rx[n], x->ports[i].index, um);
+		xumad_fill_from(&rx[n], &x->ports[i], um);
 		memcpy(rx[n].mad, umad_get_mad(u->rbuf), CM_MAD_SIZE);
 		x->counters.rx++;
 		n++;

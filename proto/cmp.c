@@ -468,7 +468,7 @@ static int cmp_check_id_info(const struct cmp_id_info *m, const char **why)
 	CMP_BOOL(m->has_alt_path, "QUERY_ID_REPLY alternate path flag");
 	if (!m->has_alt_path && !cmp_zero(&m->alt_path, sizeof(m->alt_path)))
 		CMP_BAD("QUERY_ID_REPLY alternate path without its flag");
-	CMP_RSVD(m->rsvd0, "QUERY_ID_REPLY");
+	CMP_MAX(m->sel, CMP_SEL_MAX, "QUERY_ID_REPLY selector kind");
 	ret = cmp_check_path(&m->path, why);
 	if (!ret)
 		ret = cmp_check_path(&m->alt_path, why);
@@ -489,7 +489,11 @@ static int cmp_check_list_reply(const struct cmp_msg *msg, const char **why)
 			"LIST_REPLY entry LAP state");
 		CMP_RANGE(e->qp_type, CMP_QP_TYPE_RC, CMP_QP_TYPE_MAX,
 			  "LIST_REPLY entry QP type");
-		CMP_RSVD(e->rsvd0, "LIST_REPLY entry");
+		CMP_MAX(e->sel, CMP_SEL_MAX, "LIST_REPLY entry selector kind");
+		if (e->sel != CMP_SEL_PORT &&
+		    (e->sel_port_index || e->sel_port_num))
+			CMP_BAD("LIST_REPLY entry port without a PORT "
+				"selector");
 		CMP_RSVD(e->rsvd1, "LIST_REPLY entry");
 	}
 	return 0;

@@ -754,7 +754,13 @@ struct cmp_id_info {
 	uint8_t local_cm_response_timeout;
 	uint8_t remote_cm_response_timeout;
 	uint8_t has_alt_path; /* 0 or 1: alt_path is loaded */
-	uint8_t rsvd0;
+	/*
+	 * Listeners: their selector's kind (enum cmp_sel), and path says
+	 * where they listen: dev_name and port_num for PORT (port_num 0:
+	 * every port of the device), local_gid for GID, nothing for ANY.
+	 * Other ids: ANY.
+	 */
+	uint8_t sel;
 	struct cmp_path path;
 	struct cmp_path alt_path;
 };
@@ -791,7 +797,7 @@ struct cmp_list_entry {
 	uint8_t state; /* enum cmp_state */
 	uint8_t lap_state; /* enum cmp_lap_state */
 	uint8_t qp_type; /* enum cmp_qp_type */
-	uint8_t rsvd0;
+	uint8_t sel; /* listeners: enum cmp_sel of their selector; else ANY */
 	uint64_t service_id;
 	uint64_t service_mask; /* listeners only */
 	uint32_t local_comm_id;
@@ -803,8 +809,19 @@ struct cmp_list_entry {
 	uint32_t backlog;
 	uint32_t credits_in_use;
 	uint32_t held_reqs;
-	uint32_t rsvd1;
-	uint8_t remote_gid[CM_GID_SIZE];
+	/*
+	 * Listeners with a PORT selector: one of its ports (the first the
+	 * daemon serves; a PORTS entry's port_index) and its port_num (0:
+	 * every port of that port's device). Zero otherwise.
+	 */
+	uint16_t sel_port_index;
+	uint8_t sel_port_num;
+	uint8_t rsvd1;
+	union {
+		uint8_t remote_gid[CM_GID_SIZE]; /* connections: the peer's */
+		/* Listeners with a GID selector: that GID; else zero. */
+		uint8_t listen_gid[CM_GID_SIZE];
+	};
 };
 
 /* As many entries as fit in CMP_MSG_MAX with the header and count. */

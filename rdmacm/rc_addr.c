@@ -2,11 +2,16 @@
 /*
  * Address resolution as the kernel's rdma_cm does it on RoCE (rc_addr.h).
  *
- * Two sources of truth, both asked afresh on every call:
+ * Two sources of truth:
  *   - the devices' GID tables (verbs): the kernel fills a RoCE port's table
  *     from the IP addresses of the netdevs on it, and each entry names the
  *     netdev it came from, so "which port holds address A on netdev N" is
- *     a search of the tables for GID(A) with ndev_ifindex N;
+ *     a search of the tables for GID(A) with ndev_ifindex N. Reading them
+ *     costs a few system calls per port, so the tables are kept between
+ *     calls and read again when the kernel announces an address or link
+ *     change (an rtnetlink group socket, drained without blocking on each
+ *     call), and once more before a search answers "not found" (the
+ *     kernel fills GID tables a moment after the address event);
  *   - the kernel's routing table (one RTM_GETROUTE): the output interface
  *     and preferred source that the kernel's own ip_route_output_key()
  *     lookup in rdma_resolve_addr would find, rules and all.
@@ -21,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <pthread.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -240,7 +246,7 @@ static size_t ctx_gids_one_by_one(struct ibv_context *ctx,
  * A device that cannot be queried (being removed, say) holds no address:
  * it adds no entries rather than failing the search.
  */
-static int gid_set_load(struct gid_set *s, struct ibv_context *const *ctxs,
+static int gid_set_read(struct gid_set *s, struct ibv_context *const *ctxs,
 			int n)
 {
 	size_t cap = 0, *caps;
@@ -278,6 +284,98 @@ nomem:
 	free(caps);
 	gid_set_free(s);
 	return -ENOMEM;
+}
+
+/* The tables as last read, for the same contexts, until a change. */
+static struct {
+	pthread_mutex_t mu;
+	struct gid_set s;
+	struct ibv_context *ctxs[64];
+	int n; /* -1: nothing kept */
+	int watch; /* rtnetlink address/link groups, or -1 */
+	bool watch_tried;
+} cache = { .mu = PTHREAD_MUTEX_INITIALIZER, .n = -1, .watch = -1 };
+
+/* Did the kernel announce an address or link change since the last
+ * call? Always "yes" when no watch socket could be opened. */
+static bool gid_cache_stale(void)
+{
+	char buf[4096];
+	bool any = false;
+
+	if (!cache.watch_tried) {
+		struct sockaddr_nl sa = {
+			.nl_family = AF_NETLINK,
+			.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR |
+				     RTMGRP_IPV6_IFADDR,
+		};
+
+		cache.watch_tried = true;
+		cache.watch = socket(AF_NETLINK,
+				     SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+				     NETLINK_ROUTE);
+		if (cache.watch >= 0 &&
+		    bind(cache.watch, (struct sockaddr *)&sa, sizeof(sa))) {
+			close(cache.watch);
+			cache.watch = -1;
+		}
+		return true;
+	}
+	if (cache.watch < 0)
+		return true;
+	/* ENOBUFS (overrun) counts as a change too. */
+	for (;;) {
+		ssize_t r = recv(cache.watch, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (r > 0 || (r < 0 && errno == ENOBUFS)) {
+			any = true;
+			continue;
+		}
+		return any;
+	}
+}
+
+/* The tables of ctxs into *s (the caller frees it): the kept copy, or
+ * read afresh when fresh, on a change or for other contexts. */
+static int gid_set_load(struct gid_set *s, struct ibv_context *const *ctxs,
+			int n, bool fresh)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&cache.mu);
+	if (gid_cache_stale() || fresh || n != cache.n ||
+	    n > (int)(sizeof(cache.ctxs) / sizeof(cache.ctxs[0])) ||
+	    (n && memcmp(cache.ctxs, ctxs, (size_t)n * sizeof(*ctxs)))) {
+		if (cache.n >= 0)
+			gid_set_free(&cache.s);
+		cache.n = -1;
+		ret = gid_set_read(&cache.s, ctxs, n);
+		if (!ret &&
+		    n <= (int)(sizeof(cache.ctxs) / sizeof(cache.ctxs[0]))) {
+			memcpy(cache.ctxs, ctxs, (size_t)n * sizeof(*ctxs));
+			cache.n = n;
+		}
+	}
+	if (!ret) {
+		memset(s, 0, sizeof(*s));
+		s->n = cache.s.n;
+		s->e = malloc((cache.s.n ? cache.s.n : 1) * sizeof(*s->e));
+		s->end = malloc(((size_t)n ? (size_t)n : 1) * sizeof(*s->end));
+		if (!s->e || !s->end) {
+			gid_set_free(s);
+			ret = -ENOMEM;
+		} else {
+			memcpy(s->e, cache.s.e, cache.s.n * sizeof(*s->e));
+			memcpy(s->end, cache.s.end,
+			       (size_t)n * sizeof(*s->end));
+		}
+	}
+	if (cache.n < 0 && !ret) {
+		/* Not kept (too many contexts): the copy was the read. */
+		gid_set_free(&cache.s);
+	}
+	pthread_mutex_unlock(&cache.mu);
+	return ret;
 }
 
 static struct ibv_context *gid_set_ctx(const struct gid_set *s,
@@ -376,10 +474,15 @@ static int where_find(struct ibv_context *const *ctxs, int n,
 
 	if (ret)
 		return ret;
-	ret = gid_set_load(&s, ctxs, n);
-	if (ret)
-		return ret;
-	ret = rc_addr_pick(s.e, s.n, &gid, ifindex);
+	for (int fresh = 0; fresh < 2; fresh++) {
+		ret = gid_set_load(&s, ctxs, n, fresh);
+		if (ret)
+			return ret;
+		ret = rc_addr_pick(s.e, s.n, &gid, ifindex);
+		if (ret >= 0 || fresh)
+			break;
+		gid_set_free(&s);
+	}
 	if (ret >= 0) {
 		where_fill(w, &s, (size_t)ret, ctxs, n, addr, port_be);
 		ret = 0;
@@ -758,11 +861,17 @@ static int route_where(struct ibv_context *const *ctxs, int n,
 {
 	struct sockaddr_storage a;
 	struct gid_set s;
-	int i = gid_set_load(&s, ctxs, n);
+	int i;
 
-	if (i)
-		return i;
-	i = rc_addr_route_pick(s.e, s.n, dst, rt, &a);
+	for (int fresh = 0; fresh < 2; fresh++) {
+		i = gid_set_load(&s, ctxs, n, fresh);
+		if (i)
+			return i;
+		i = rc_addr_route_pick(s.e, s.n, dst, rt, &a);
+		if (i >= 0 || fresh)
+			break;
+		gid_set_free(&s);
+	}
 	if (i >= 0) {
 		where_fill(w, &s, (size_t)i, ctxs, n, (struct sockaddr *)&a,
 			   port_be);

@@ -215,8 +215,8 @@ struct rc_id *rc_id_live(struct rdma_cm_id *pub, const char *call)
 	if (!n) {
 		rc_log(1, "%s: %s", call,
 		       pub ? "not a live rdma_cm_id (destroyed, or not made by "
-			     "rdma_create_id)"
-			   : "the id is NULL");
+			     "rdma_create_id)" :
+			     "the id is NULL");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -257,8 +257,9 @@ RC_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	if (c->ids)
 		/* librdmacm would close an fd its ids still use; we keep the
 		 * channel (and say so) rather than leave them dangling. */
-		rc_log(1, "rdma_destroy_event_channel: %u ids still use the "
-			  "channel: destroy them first; channel kept",
+		rc_log(1,
+		       "rdma_destroy_event_channel: %u ids still use the "
+		       "channel: destroy them first; channel kept",
 		       c->ids);
 	else
 		rc_chan_free(c);
@@ -353,7 +354,8 @@ RC_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
 		[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
 		[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
 		[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
-		[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+		[RDMA_CM_EVENT_CONNECT_REQUEST] =
+			"RDMA_CM_EVENT_CONNECT_REQUEST",
 		[RDMA_CM_EVENT_CONNECT_RESPONSE] =
 			"RDMA_CM_EVENT_CONNECT_RESPONSE",
 		[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",

@@ -21,8 +21,7 @@
 /* The private data the kernel's rdma_cm reports: the message's whole
  * area (the wire does not say how much the peer meant), less the CMA
  * header for requests. */
-static void rc_ev_pd(struct rc_ev *ev, const uint8_t *pd, size_t len,
-		     bool ud)
+static void rc_ev_pd(struct rc_ev *ev, const uint8_t *pd, size_t len, bool ud)
 {
 	if (len > sizeof(ev->pd))
 		len = sizeof(ev->pd);
@@ -52,38 +51,38 @@ typedef struct rc_ev *rc_ev_fn(struct rc_id *id, const struct cmc_event *e);
 static struct rc_ev *rc_on_req(struct rc_id *lst, const struct cmc_event *e)
 {
 	bool ud = e->type == CMC_EVENT_SIDR_REQ_RECEIVED;
-	const uint8_t *pd = ud ? e->u.sidr_req.private_data
-			       : e->u.req.private_data;
-	size_t len = ud ? CMC_SIDR_REQ_PRIVATE_DATA_SIZE
-			: CMC_REQ_PRIVATE_DATA_SIZE;
+	const uint8_t *pd =
+		ud ? e->u.sidr_req.private_data : e->u.req.private_data;
+	size_t len =
+		ud ? CMC_SIDR_REQ_PRIVATE_DATA_SIZE : CMC_REQ_PRIVATE_DATA_SIZE;
 	uint64_t sid = ud ? e->u.sidr_req.service_id : e->u.req.service_id;
-	const struct cmc_path *path = ud ? &e->u.sidr_req.path
-					 : &e->u.req.path;
+	const struct cmc_path *path = ud ? &e->u.sidr_req.path : &e->u.req.path;
 	struct rdmacm_hdr hdr;
 	struct rc_id *id;
 	struct rc_ev *ev;
 
 	if (lst->destroyed || lst->st != RC_LISTEN) {
-		rc_id_reject_new(e->id, 8);
+		rc_id_reject_new(e->id, 8, ud);
 		return NULL;
 	}
 	if (rdmacm_hdr_decode(pd, len, sid, &hdr)) {
-		rc_log(1, "a %s to service id 0x%016llx carries no rdma_cm "
-			  "address header: rejected (REJ 28)",
+		rc_log(1,
+		       "a %s to service id 0x%016llx carries no rdma_cm "
+		       "address header: rejected (REJ 28)",
 		       ud ? "SIDR REQ" : "REQ", (unsigned long long)sid);
-		rc_id_reject_new(e->id, 28);
+		rc_id_reject_new(e->id, 28, ud);
 		return NULL;
 	}
 	if (!rc_listener_takes(lst, (const struct sockaddr *)&hdr.dst)) {
 		/* Bound to another address than the REQ names: nobody
 		 * listens there (REJ 8, as the kernel's CM would). */
-		rc_id_reject_new(e->id, 8);
+		rc_id_reject_new(e->id, 8, ud);
 		return NULL;
 	}
 	id = rc_id_new(lst->ch, lst->pub.context, lst->pub.ps,
 		       lst->pub.qp_type);
 	if (!id) {
-		rc_id_reject_new(e->id, 28);
+		rc_id_reject_new(e->id, 28, ud);
 		return NULL;
 	}
 	if (lst->sync) {
@@ -151,8 +150,9 @@ static struct rc_ev *rc_on_rep(struct rc_id *id, const struct cmc_event *e)
 		if (!status)
 			status = cmc_rtu(id->cid, NULL, 0);
 		if (status) {
-			rc_log(1, "connection on service port %u: moving the "
-				  "QP to RTS or sending the RTU failed: %s",
+			rc_log(1,
+			       "connection on service port %u: moving the "
+			       "QP to RTS or sending the RTU failed: %s",
 			       ntohs(rdma_get_dst_port(&id->pub)),
 			       cmc_strerror(status));
 			cmc_reject(id->cid, 28, NULL, 0, NULL, 0);
@@ -162,9 +162,9 @@ static struct rc_ev *rc_on_rep(struct rc_id *id, const struct cmc_event *e)
 			id->st = RC_ESTABLISHED;
 	}
 	ev = rc_ev_new(id,
-		       !id->pub.qp ? RDMA_CM_EVENT_CONNECT_RESPONSE
-		       : status    ? RDMA_CM_EVENT_CONNECT_ERROR
-				   : RDMA_CM_EVENT_ESTABLISHED,
+		       !id->pub.qp ? RDMA_CM_EVENT_CONNECT_RESPONSE :
+		       status	   ? RDMA_CM_EVENT_CONNECT_ERROR :
+				     RDMA_CM_EVENT_ESTABLISHED,
 		       status);
 	if (!ev)
 		return NULL;
@@ -215,8 +215,8 @@ static struct rc_ev *rc_on_connect_error(struct rc_id *id,
 		return NULL;
 	rc_fail_to(id, RC_ERROR);
 	return rc_ev_new(id,
-			 unreach ? RDMA_CM_EVENT_UNREACHABLE
-				 : RDMA_CM_EVENT_CONNECT_ERROR,
+			 unreach ? RDMA_CM_EVENT_UNREACHABLE :
+				   RDMA_CM_EVENT_CONNECT_ERROR,
 			 e->status ? e->status : -ETIMEDOUT);
 }
 
@@ -228,8 +228,8 @@ static struct rc_ev *rc_on_disconnect(struct rc_id *id,
 		return NULL;
 	id->st = RC_DISCONNECT;
 	return rc_ev_new(id, RDMA_CM_EVENT_DISCONNECTED,
-			 e->type == CMC_EVENT_DISCONNECT_TIMEOUT ? -ETIMEDOUT
-								 : 0);
+			 e->type == CMC_EVENT_DISCONNECT_TIMEOUT ? -ETIMEDOUT :
+								   0);
 }
 
 static struct rc_ev *rc_on_timewait_exit(struct rc_id *id,
@@ -239,8 +239,7 @@ static struct rc_ev *rc_on_timewait_exit(struct rc_id *id,
 	return rc_ev_new(id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
 }
 
-static struct rc_ev *rc_on_sidr_rep(struct rc_id *id,
-				    const struct cmc_event *e)
+static struct rc_ev *rc_on_sidr_rep(struct rc_id *id, const struct cmc_event *e)
 {
 	const struct cmc_ev_sidr_rep *rep = &e->u.sidr_rep;
 	struct rc_ev *ev;
@@ -252,10 +251,11 @@ static struct rc_ev *rc_on_sidr_rep(struct rc_id *id,
 		ok = false;
 	}
 	id->st = ok ? RC_ESTABLISHED : RC_ERROR;
-	ev = rc_ev_new(id,
-		       ok ? RDMA_CM_EVENT_ESTABLISHED
-			  : RDMA_CM_EVENT_UNREACHABLE,
-		       ok ? 0 : rep->status ? rep->status : -EINVAL);
+	ev = rc_ev_new(
+		id, ok ? RDMA_CM_EVENT_ESTABLISHED : RDMA_CM_EVENT_UNREACHABLE,
+		ok	    ? 0 :
+		rep->status ? rep->status :
+			      -EINVAL);
 	if (!ev)
 		return NULL;
 	rc_ev_pd(ev, rep->private_data, CMC_SIDR_REP_PRIVATE_DATA_SIZE, true);
@@ -285,9 +285,9 @@ static struct rc_ev *rc_on_request_error(struct rc_id *id,
 		rc_fail_to(id, RC_ERROR);
 		return rc_ev_new(id,
 				 e->status == -EHOSTUNREACH ||
-						 e->status == -ENETUNREACH
-					 ? RDMA_CM_EVENT_UNREACHABLE
-					 : RDMA_CM_EVENT_CONNECT_ERROR,
+						 e->status == -ENETUNREACH ?
+					 RDMA_CM_EVENT_UNREACHABLE :
+					 RDMA_CM_EVENT_CONNECT_ERROR,
 				 e->status);
 	case CMC_REQ_ACCEPT:
 	case CMC_REQ_RTU:
@@ -343,7 +343,8 @@ void rc_on_daemon_event(const struct cmc_event *e)
 	/* A request whose listener is gone: its context is a stale
 	 * pointer, never to be read. */
 	if (req && !e->listen_id) {
-		rc_id_reject_new(e->id, 8);
+		rc_id_reject_new(e->id, 8,
+				 e->type == CMC_EVENT_SIDR_REQ_RECEIVED);
 		return;
 	}
 	if ((unsigned int)e->type < sizeof(rc_map) / sizeof(rc_map[0]))
@@ -352,7 +353,9 @@ void rc_on_daemon_event(const struct cmc_event *e)
 		rc_log(1, "daemon event %s without an id of ours: dropped",
 		       cmc_event_str(e->type));
 		if (req)
-			rc_id_reject_new(e->id, 8);
+			rc_id_reject_new(e->id, 8,
+					 e->type ==
+						 CMC_EVENT_SIDR_REQ_RECEIVED);
 		return;
 	}
 	if (id->destroyed && !req)

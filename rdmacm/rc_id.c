@@ -57,11 +57,14 @@ void rc_id_free(struct rc_id *id)
 	free(id);
 }
 
-void rc_id_reject_new(struct cmc_id *cid, unsigned int reason)
+void rc_id_reject_new(struct cmc_id *cid, unsigned int reason, bool sidr)
 {
-	/* The daemon finishes the protocol of a destroyed passive id: it
-	 * rejects the REQ (SIDR: answers it) and frees the credit. */
-	(void)reason;
+	/* A REJ with our reason (SIDR: status 1, service id not supported),
+	 * then the id goes; the daemon returns the listener's credit. */
+	if (sidr)
+		cmc_sidr_rep(cid, 1, 0, 0, NULL, 0);
+	else
+		cmc_reject(cid, reason, NULL, 0, NULL, 0);
 	cmc_destroy_id(cid);
 }
 
@@ -74,6 +77,7 @@ static void rc_id_forget(struct rc_id *id)
 
 	id->destroyed = true;
 	rc_id_track(id, false);
+	rc_kern_destroy(id);
 	if (id->cid) {
 		cmc_destroy_id(id->cid);
 		id->cid = NULL;
@@ -145,6 +149,7 @@ static int rc_ctxs(struct ibv_context **ctxs, int max)
 {
 	int n = 0;
 
+	rc_ports(); /* ownership first: kernel devices take its contexts */
 	if (rc_devices())
 		return 0;
 	for (int i = 0; i < rc.n_devs && n < max; i++) {
@@ -199,13 +204,15 @@ static int rc_where_daemon(const union ibv_gid *gid, bool any_v4,
 		p = rc_port_of_gid(gid);
 	if (!p && any_v4)
 		p = rc_port_first_v4();
-	if (!p)
+	/* Only ports no verbs device is behind (the simulated fabric): a
+	 * real device's addresses are the routing table's to place. */
+	if (!p || rc_dev_by_name(p->dev_name))
 		return -EADDRNOTAVAIL;
 	w->ctx = NULL;
 	w->port_num = p->port_num;
 	for (unsigned int g = 0; g < CMC_PORT_GIDS && g < p->n_gids; g++)
-		if (gid ? !memcmp(p->gids[g].gid, gid->raw, 16)
-			: rc_gid_v4(p->gids[g].gid)) {
+		if (gid ? !memcmp(p->gids[g].gid, gid->raw, 16) :
+			  rc_gid_v4(p->gids[g].gid)) {
 			w->gid_index = p->gids[g].index;
 			memcpy(w->sgid.raw, p->gids[g].gid, 16);
 			break;
@@ -220,26 +227,12 @@ static bool rc_id_on_cmd(const struct rc_id *id)
 	return !id->dev || id->dev->cmd;
 }
 
-static int rc_check_owner(struct rc_id *id, const char *call)
-{
-	int r = rc_ports();
-
-	if (r)
-		return r;
-	if (rc_id_on_cmd(id))
-		return 0;
-	rc_log(1, "%s: %s is not served by cmd (the kernel's CM owns it) "
-		  "and this build hands no id to the system's librdmacm",
-	       call, id->dev->name);
-	return -EADDRNOTAVAIL;
-}
-
 /* ------------------------------------------------------------------ */
 /* Create and destroy */
 
-static int rc_create(struct rdma_event_channel *channel, struct rdma_cm_id **out,
-		     void *context, enum rdma_port_space ps,
-		     enum ibv_qp_type qp_type)
+static int rc_create(struct rdma_event_channel *channel,
+		     struct rdma_cm_id **out, void *context,
+		     enum rdma_port_space ps, enum ibv_qp_type qp_type)
 {
 	struct rc_chan *ch = (struct rc_chan *)channel;
 	struct rc_id *id;
@@ -273,8 +266,8 @@ RC_EXPORT int rdma_create_id(struct rdma_event_channel *channel,
 			     enum rdma_port_space ps)
 {
 	return rc_create(channel, id, context, ps,
-			 ps == RDMA_PS_IPOIB || ps == RDMA_PS_UDP ? IBV_QPT_UD
-								  : IBV_QPT_RC);
+			 ps == RDMA_PS_IPOIB || ps == RDMA_PS_UDP ? IBV_QPT_UD :
+								    IBV_QPT_RC);
 }
 
 RC_EXPORT int rdma_destroy_id(struct rdma_cm_id *pub)
@@ -363,9 +356,11 @@ static int rc_bind(struct rc_id *id, const struct sockaddr *sa)
 		r = rc_id_place(id, &w);
 		if (r)
 			return r;
-		r = rc_check_owner(id, "rdma_bind_addr");
-		if (r)
-			return r;
+		if (!rc_id_on_cmd(id)) {
+			r = rc_kern_bind(id, (struct sockaddr *)sa);
+			if (r)
+				return r;
+		}
 	}
 	id->st = RC_ADDR_BOUND;
 	return 0;
@@ -386,8 +381,11 @@ RC_EXPORT int rdma_bind_addr(struct rdma_cm_id *pub, struct sockaddr *addr)
 	return rc_cmc(r);
 }
 
+/* Resolve locally, or hand the id to the kernel's CM when the route
+ * leaves from one of its devices (*kern: the kernel reports the event). */
 static int rc_resolve_addr(struct rc_id *id, const struct sockaddr *src,
-			   const struct sockaddr *dst)
+			   const struct sockaddr *dst, int timeout_ms,
+			   bool *kern)
 {
 	struct ibv_context *ctxs[64];
 	const struct sockaddr *from = src;
@@ -430,9 +428,11 @@ static int rc_resolve_addr(struct rc_id *id, const struct sockaddr *src,
 	r = rc_id_place(id, &w);
 	if (r)
 		return r;
-	r = rc_check_owner(id, "rdma_resolve_addr");
-	if (r)
-		return r;
+	if (!rc_id_on_cmd(id)) {
+		*kern = true;
+		return rc_kern_resolve_addr(id, (struct sockaddr *)from,
+					    (struct sockaddr *)dst, timeout_ms);
+	}
 	memcpy(&id->pub.route.addr.src_storage, &w.src, sizeof(w.src));
 	/* The source port: the bound one, else an ephemeral one. */
 	if (from && rc_port_of(from))
@@ -465,9 +465,9 @@ RC_EXPORT int rdma_resolve_addr(struct rdma_cm_id *pub,
 				struct sockaddr *dst_addr, int timeout_ms)
 {
 	struct rc_id *id;
+	bool kern = false;
 	int r;
 
-	(void)timeout_ms; /* resolution is local and does not wait */
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_resolve_addr");
 	if (!id) {
@@ -479,12 +479,22 @@ RC_EXPORT int rdma_resolve_addr(struct rdma_cm_id *pub,
 		RC_UNLOCK();
 		return rc_err(EINVAL);
 	}
+	if (id->kid) {
+		/* Bound to a kernel device's address. */
+		r = rc_kern_resolve_addr(id, src_addr, dst_addr, timeout_ms);
+		RC_UNLOCK();
+		return r ? rc_cmc(r) : rc_complete(id);
+	}
 	if (id->st != RC_IDLE && id->st != RC_ADDR_BOUND &&
 	    id->st != RC_ADDR_RESOLVED) {
 		RC_UNLOCK();
 		return rc_err(EINVAL);
 	}
-	r = rc_resolve_addr(id, src_addr, dst_addr);
+	r = rc_resolve_addr(id, src_addr, dst_addr, timeout_ms, &kern);
+	if (kern) {
+		RC_UNLOCK();
+		return r ? rc_cmc(r) : rc_complete(id);
+	}
 	if (r) {
 		char b[80];
 
@@ -494,9 +504,9 @@ RC_EXPORT int rdma_resolve_addr(struct rdma_cm_id *pub,
 		       rc_addr_len(dst_addr));
 	}
 	/* As rdma_cm: the outcome is an event, the call succeeds. */
-	r = rc_local_event(id, r ? RDMA_CM_EVENT_ADDR_ERROR
-				 : RDMA_CM_EVENT_ADDR_RESOLVED,
-			   r);
+	r = rc_local_event(
+		id, r ? RDMA_CM_EVENT_ADDR_ERROR : RDMA_CM_EVENT_ADDR_RESOLVED,
+		r);
 	RC_UNLOCK();
 	if (r)
 		return rc_cmc(r);
@@ -538,16 +548,20 @@ RC_EXPORT int rdma_resolve_route(struct rdma_cm_id *pub, int timeout_ms)
 	struct rc_id *id;
 	int r;
 
-	(void)timeout_ms;
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_resolve_route");
 	if (!id) {
 		RC_UNLOCK();
 		return -1;
 	}
-	r = rc_resolve_route(id);
-	if (r == 0)
-		r = rc_local_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	if (id->kid) {
+		r = rc_kern_op(id, RC_KOP_RESOLVE_ROUTE, NULL, NULL,
+			       (size_t)timeout_ms);
+	} else {
+		r = rc_resolve_route(id);
+		if (r == 0)
+			r = rc_local_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	}
 	RC_UNLOCK();
 	if (r)
 		return rc_cmc(r);
@@ -581,12 +595,61 @@ static int rc_need_cid(struct rc_id *id)
 	return cmc_create_id(rc.ch, id, rc_cmc_qpt(id), &id->cid);
 }
 
-static int rc_listen(struct rc_id *id, int backlog)
+/* Listen on cmd's ports: on the address's GID, or on every port for the
+ * wildcard; port 0 picks an ephemeral port (again while it is taken). */
+static int rc_listen_cmd(struct rc_id *id, int backlog)
 {
 	struct cmc_port_sel sel = { .kind = CMC_SEL_ANY };
 	struct sockaddr *sa = &id->pub.route.addr.src_addr;
-	uint16_t port;
-	int r, tries;
+	enum rdmacm_ps ps = (enum rdmacm_ps)id->pub.ps;
+	int r = 0, tries;
+
+	if (!id->bound_any) {
+		sel.kind = CMC_SEL_GID;
+		memcpy(sel.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
+	}
+	for (tries = 0; tries < 16; tries++) {
+		bool pick = !rc_port_of(sa);
+		uint64_t sid;
+
+		if (pick)
+			rc_pick_port(sa);
+		sid = rdmacm_service_id(ps, rc_port_of(sa));
+		r = rc_need_cid(id);
+		if (r)
+			return r;
+		r = cmc_listen(id->cid, sid, ~0ull, (unsigned int)backlog,
+			       sel.kind == CMC_SEL_ANY ? NULL : &sel);
+		if (r == -EOPNOTSUPP && sel.kind != CMC_SEL_ANY) {
+			/* A daemon without address selectors: listen on
+			 * every port; rc_on_req() turns away REQs to other
+			 * addresses. */
+			rc_log(2, "the daemon listens on every address only; "
+				  "filtering by address here");
+			sel.kind = CMC_SEL_ANY;
+			r = cmc_listen(id->cid, sid, ~0ull,
+				       (unsigned int)backlog, NULL);
+		}
+		if (r != -EADDRINUSE || !pick)
+			break;
+		rc_sa_set_port(sa, 0);
+	}
+	return r;
+}
+
+/* Does the kernel's CM own any device here? */
+static bool rc_kernel_devices(void)
+{
+	for (int i = 0; i < rc.n_devs; i++)
+		if (!rc.devs[i].cmd)
+			return rc_kern_available();
+	return false;
+}
+
+static int rc_listen(struct rc_id *id, int backlog)
+{
+	bool cmd;
+	int r, kr;
 
 	if (id->st == RC_IDLE) {
 		/* As rdma_cm: listening unbound binds to the wildcard. */
@@ -600,44 +663,34 @@ static int rc_listen(struct rc_id *id, int backlog)
 		return -EINVAL;
 	if (backlog <= 0 || backlog > RC_MAX_BACKLOG)
 		backlog = RC_MAX_BACKLOG;
-	r = rc_daemon();
-	if (r)
+	if (id->kid && !id->bound_any) {
+		/* A kernel device's address: the kernel's listener only. */
+		r = rc_kern_listen(id, backlog);
+		if (!r)
+			id->st = RC_LISTEN;
 		return r;
-	if (!id->bound_any) {
-		sel.kind = CMC_SEL_GID;
-		memcpy(sel.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
 	}
-	for (tries = 0; tries < 16; tries++) {
-		bool pick = !rc_port_of(sa);
-		enum rdmacm_ps ps = (enum rdmacm_ps)id->pub.ps;
-
-		if (pick)
-			rc_pick_port(sa);
-		port = rc_port_of(sa);
-		r = rc_need_cid(id);
-		if (r)
-			return r;
-		r = cmc_listen(id->cid, rdmacm_service_id(ps, port), ~0ull,
-			       (unsigned int)backlog,
-			       sel.kind == CMC_SEL_ANY ? NULL : &sel);
-		if (r == -EOPNOTSUPP && sel.kind != CMC_SEL_ANY) {
-			/* A daemon without address selectors: listen on
-			 * every port; rc_on_req() turns away REQs to other
-			 * addresses. */
-			rc_log(2, "the daemon listens on every address only; "
-				  "filtering by address here");
-			sel.kind = CMC_SEL_ANY;
-			r = cmc_listen(id->cid, rdmacm_service_id(ps, port),
-				       ~0ull, (unsigned int)backlog, NULL);
-		}
-		if (r != -EADDRINUSE || !pick)
-			break;
-		rc_sa_set_port(sa, 0);
+	/* The wildcard, or an address of cmd's: cmd's listener, and for
+	 * the wildcard the kernel's too when it owns devices here. */
+	r = rc_ports();
+	cmd = r == 0 && rc.n_ports > 0;
+	if (cmd || !id->bound_any)
+		r = rc_listen_cmd(id, backlog);
+	if (id->bound_any && rc_kernel_devices()) {
+		if (!rc_port_of(&id->pub.route.addr.src_addr))
+			rc_pick_port(&id->pub.route.addr.src_addr);
+		kr = rc_kern_listen(id, backlog);
+		if (!cmd)
+			r = kr;
+		else if (kr)
+			rc_log(1,
+			       "rdma_listen: on the kernel's devices: %s; "
+			       "listening on cmd's only",
+			       cmc_strerror(kr));
 	}
-	if (r)
-		return r;
-	id->st = RC_LISTEN;
-	return 0;
+	if (!r)
+		id->st = RC_LISTEN;
+	return r;
 }
 
 RC_EXPORT int rdma_listen(struct rdma_cm_id *pub, int backlog)
@@ -658,8 +711,11 @@ bool rc_listener_takes(const struct rc_id *lst, const struct sockaddr *dst)
 {
 	const struct sockaddr *own = &lst->pub.route.addr.src_addr;
 
+	/* As the kernel: an IPv4 wildcard takes IPv4 only; an IPv6 one
+	 * takes both unless AFONLY. */
 	if (lst->bound_any)
-		return !(lst->afonly && own->sa_family != dst->sa_family);
+		return own->sa_family == dst->sa_family ||
+		       (own->sa_family == AF_INET6 && !lst->afonly);
 	if (own->sa_family != dst->sa_family)
 		return false;
 	if (own->sa_family == AF_INET)
@@ -675,8 +731,8 @@ static void rc_take_depths(struct rc_id *id, const struct rdma_conn_param *p)
 	uint8_t max_r = id->dev ? id->dev->max_resp_res : 0xff;
 
 	if (!p || p->initiator_depth == RDMA_MAX_INIT_DEPTH)
-		id->init_depth = id->init_depth < max_i ? id->init_depth
-							: max_i;
+		id->init_depth =
+			id->init_depth < max_i ? id->init_depth : max_i;
 	else
 		id->init_depth = p->initiator_depth;
 	if (!p || p->responder_resources == RDMA_MAX_RESP_RES)
@@ -710,11 +766,14 @@ static int rc_accept(struct rc_id *id, const struct rdma_conn_param *p)
 	struct cmc_accept_param a = { 0 };
 	int r;
 
+	if (id->kid)
+		return rc_kern_op(id, RC_KOP_ACCEPT, (void *)p, NULL, 0);
 	if (!id->server || id->st != RC_CONNECT || !id->cid)
 		return -EINVAL;
 	if (id->pub.qp_type == IBV_QPT_UD) {
-		uint32_t qpn = id->pub.qp ? id->pub.qp->qp_num
-					  : p ? p->qp_num : 0;
+		uint32_t qpn = id->pub.qp ? id->pub.qp->qp_num :
+			       p	  ? p->qp_num :
+					    0;
 
 		r = cmc_sidr_rep(id->cid, 0, qpn, id->qkey,
 				 p ? p->private_data : NULL,
@@ -790,8 +849,12 @@ RC_EXPORT int rdma_accept(struct rdma_cm_id *pub,
 static int rc_reject(struct rc_id *id, const void *pd, uint8_t len,
 		     unsigned int reason)
 {
+	if (id->kid)
+		return rc_kern_op(
+			id, reason == 35 ? RC_KOP_REJECT_ECE : RC_KOP_REJECT,
+			(void *)pd, NULL, len);
 	if (!id->cid || (id->st != RC_CONNECT && !(id->st == RC_ESTABLISHED &&
-						     !id->pub.qp && !id->server)))
+						   !id->pub.qp && !id->server)))
 		return -EINVAL;
 	if (id->pub.qp_type == IBV_QPT_UD)
 		/* IBTA Table 121: 2, rejected by the service provider. */
@@ -887,13 +950,15 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 	size_t max;
 	int r;
 
+	if (id->kid)
+		return rc_kern_op(id, RC_KOP_CONNECT, (void *)p, NULL, 0);
 	if (id->st != RC_ROUTE_RESOLVED)
 		return -EINVAL;
 	r = rc_valid_param(id, p);
 	if (r)
 		return r;
-	max = id->pub.qp_type == IBV_QPT_UD ? CMC_SIDR_REQ_PRIVATE_DATA_SIZE
-					    : CMC_REQ_PRIVATE_DATA_SIZE;
+	max = id->pub.qp_type == IBV_QPT_UD ? CMC_SIDR_REQ_PRIVATE_DATA_SIZE :
+					      CMC_REQ_PRIVATE_DATA_SIZE;
 	if (p && p->private_data_len > max - RDMACM_HDR_SIZE)
 		return -EINVAL;
 	r = rdmacm_hdr_encode(pd, &id->pub.route.addr.src_addr,
@@ -912,16 +977,14 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 
 		s.service_id = sid;
 		s.dst.family = CMC_AF_GID;
-		memcpy(s.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw,
-		       16);
+		memcpy(s.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw, 16);
 		s.src.kind = CMC_SEL_GID;
 		memcpy(s.src.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
 		s.cm_response_timeout = RC_CM_RESPONSE_TIMEOUT;
 		s.max_cm_retries = RC_MAX_CM_RETRIES;
 		s.private_data = pd;
-		s.private_data_len =
-			(uint8_t)(RDMACM_HDR_SIZE + (p ? p->private_data_len
-						       : 0));
+		s.private_data_len = (uint8_t)(RDMACM_HDR_SIZE +
+					       (p ? p->private_data_len : 0));
 		r = cmc_sidr_req(id->cid, &s);
 	} else {
 		struct cmc_conn_param c = { 0 };
@@ -929,8 +992,7 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 		rc_take_depths(id, p);
 		c.service_id = sid;
 		c.dst.family = CMC_AF_GID;
-		memcpy(c.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw,
-		       16);
+		memcpy(c.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw, 16);
 		c.src.kind = CMC_SEL_GID;
 		memcpy(c.src.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
 		c.qp_num = id->pub.qp ? id->pub.qp->qp_num : p ? p->qp_num : 0;
@@ -946,18 +1008,16 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 		c.local_cm_response_timeout = RC_CM_RESPONSE_TIMEOUT;
 		c.remote_cm_response_timeout = RC_CM_RESPONSE_TIMEOUT;
 		c.private_data = pd;
-		c.private_data_len =
-			(uint8_t)(RDMACM_HDR_SIZE + (p ? p->private_data_len
-						       : 0));
+		c.private_data_len = (uint8_t)(RDMACM_HDR_SIZE +
+					       (p ? p->private_data_len : 0));
 		if (id->ib_path) {
 			/* The application's path record, as the REQ's. */
 			const struct ibv_sa_path_rec *ip = &id->path;
 
-			c.path.flags |= CMC_PATH_MTU | CMC_PATH_PKEY |
-					CMC_PATH_SL | CMC_PATH_HOP_LIMIT |
-					CMC_PATH_FLOW_LABEL |
-					CMC_PATH_TRAFFIC_CLASS |
-					CMC_PATH_PACKET_RATE;
+			c.path.flags |=
+				CMC_PATH_MTU | CMC_PATH_PKEY | CMC_PATH_SL |
+				CMC_PATH_HOP_LIMIT | CMC_PATH_FLOW_LABEL |
+				CMC_PATH_TRAFFIC_CLASS | CMC_PATH_PACKET_RATE;
 			c.path.mtu = ip->mtu;
 			c.path.pkey = ntohs(ip->pkey);
 			c.path.sl = ip->sl;
@@ -1008,8 +1068,10 @@ RC_EXPORT int rdma_establish(struct rdma_cm_id *pub)
 
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_establish");
-	if (id && !id->pub.qp && !id->server && id->cid &&
-	    id->has_route && id->st == RC_CONNECT) {
+	if (id && id->kid)
+		r = rc_kern_op(id, RC_KOP_ESTABLISH, NULL, NULL, 0);
+	else if (id && !id->pub.qp && !id->server && id->cid && id->has_route &&
+		 id->st == RC_CONNECT) {
 		r = cmc_rtu(id->cid, NULL, 0);
 		if (r == 0)
 			id->st = RC_ESTABLISHED;
@@ -1029,7 +1091,9 @@ RC_EXPORT int rdma_notify(struct rdma_cm_id *pub, enum ibv_event_type event)
 
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_notify");
-	if (id && event == IBV_EVENT_COMM_EST) {
+	if (id && id->kid) {
+		r = rc_kern_op(id, RC_KOP_NOTIFY, NULL, NULL, (size_t)event);
+	} else if (id && event == IBV_EVENT_COMM_EST) {
 		if (!id->cid || id->st != RC_CONNECT || !id->server)
 			r = -EINVAL;
 		else
@@ -1049,7 +1113,9 @@ RC_EXPORT int rdma_disconnect(struct rdma_cm_id *pub)
 
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_disconnect");
-	if (id) {
+	if (id && id->kid) {
+		r = rc_kern_op(id, RC_KOP_DISCONNECT, NULL, NULL, 0);
+	} else if (id) {
 		/* librdmacm moves the QP to ERR first (flushing its work
 		 * requests), then disconnects. */
 		rc_qp_err(id);
@@ -1103,11 +1169,16 @@ static void rc_path_from_record(struct ibv_sa_path_rec *p,
 	p->preference = w->preference;
 }
 
-static int rc_set_option(struct rc_id *id, int level, int name,
-			 const void *val, size_t len)
+static int rc_set_option(struct rc_id *id, int level, int name, const void *val,
+			 size_t len)
 {
 	if (!val)
 		return -EINVAL;
+	if (id->kid) {
+		int lv[2] = { level, name };
+
+		return rc_kern_op(id, RC_KOP_SET_OPTION, (void *)val, lv, len);
+	}
 	if (level == RDMA_OPTION_ID) {
 		switch (name) {
 		case RDMA_OPTION_ID_TOS:
@@ -1237,6 +1308,11 @@ RC_EXPORT int rdma_migrate_id(struct rdma_cm_id *pub,
 			rc_chan_free(from);
 	}
 	id->sync = to->sync;
+	if (id->kid && rc_kern_op(id, RC_KOP_MIGRATE, to, NULL, 0))
+		rc_log(1,
+		       "rdma_migrate_id: the kernel's id stayed on its "
+		       "channel: %s",
+		       cmc_strerror(-errno));
 	RC_UNLOCK();
 	return 0;
 }
@@ -1263,7 +1339,8 @@ RC_EXPORT int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res,
 
 	if (!out || !res)
 		return rc_err(EINVAL);
-	if (rc_create(NULL, &pub, NULL, (enum rdma_port_space)res->ai_port_space,
+	if (rc_create(NULL, &pub, NULL,
+		      (enum rdma_port_space)res->ai_port_space,
 		      (enum ibv_qp_type)res->ai_qp_type))
 		return -1;
 	id = rc_id_of(pub);
@@ -1302,7 +1379,7 @@ RC_EXPORT int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res,
 	}
 	*out = pub;
 	return 0;
-err: {
+err : {
 	int e = errno;
 
 	rdma_destroy_ep(pub);

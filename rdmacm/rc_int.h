@@ -58,7 +58,7 @@ enum rc_state {
 	RC_LISTEN,
 	RC_CONNECT, /* REQ sent (active) or received (passive) */
 	RC_ESTABLISHED,
-	RC_DISCONNECT, /* DISCONNECTED reported or our DREQ out */
+	RC_DISCONNECT, /* DISCONNECTED reported */
 	RC_ERROR, /* REJECTED / UNREACHABLE / CONNECT_ERROR reported */
 	RC_REMOVED, /* DEVICE_REMOVAL reported */
 };
@@ -92,7 +92,7 @@ struct rc_chan {
 	struct rdma_event_channel pub; /* first; fd is an eventfd */
 	struct rc_ev *head, **tail;
 	unsigned int queued;
-	unsigned int ids; /* ids on it (destroy refuses EBUSY otherwise) */
+	unsigned int ids; /* ids on it (destroy keeps it while any is) */
 	bool sync; /* the private channel of a synchronous id */
 	bool dead;
 	struct rc_chan *knext; /* rc.chans */
@@ -144,10 +144,12 @@ struct rc_proc {
 	bool ports_known;
 	struct cmc_port_info ports[CMC_PORTS_BATCH_MAX];
 	unsigned int n_ports;
-	struct rc_chan *chans; /* every channel (the reader polls kernel ones) */
+	struct rc_chan
+		*chans; /* every channel (the reader polls kernel ones) */
 	struct htable ids; /* ids not yet destroyed: calls check them */
 	struct htable held; /* events delivered and not acked */
-	int log_level; /* CMD_RDMACM_DEBUG: 0 quiet, 1 errors, 2 debug */
+	int log_level; /* CMD_RDMACM_DEBUG: 0 quiet, 1 errors, 2 notes,
+			* 3 every daemon event */
 };
 
 extern struct rc_proc rc;
@@ -197,7 +199,7 @@ void rc_on_daemon_event(const struct cmc_event *e);
 struct rc_id *rc_id_new(struct rc_chan *ch, void *context,
 			enum rdma_port_space ps, enum ibv_qp_type qp_type);
 void rc_id_set_path(struct rc_id *id, const struct cmc_path *p);
-void rc_id_reject_new(struct cmc_id *cid, unsigned int reason);
+void rc_id_reject_new(struct cmc_id *cid, unsigned int reason, bool sidr);
 bool rc_listener_takes(const struct rc_id *lst, const struct sockaddr *dst);
 
 /* rc_qp.c */
@@ -207,7 +209,36 @@ void rc_ud_ah(const struct rc_id *id, const struct cmc_path *p,
 	      struct ibv_ah_attr *ah);
 
 /* rc_kern.c: the system librdmacm for the kernel's devices. */
+enum rc_kern_opcode {
+	RC_KOP_RESOLVE_ROUTE, /* n: timeout */
+	RC_KOP_CONNECT, /* a: conn_param */
+	RC_KOP_ACCEPT, /* a: conn_param */
+	RC_KOP_REJECT, /* a, n: private data */
+	RC_KOP_REJECT_ECE,
+	RC_KOP_NOTIFY, /* n: event */
+	RC_KOP_DISCONNECT,
+	RC_KOP_ESTABLISH,
+	RC_KOP_SET_OPTION, /* a, n: value; b: int[2] level, name */
+	RC_KOP_INIT_QP_ATTR, /* a: attr, b: mask */
+	RC_KOP_CREATE_QP, /* a: ibv_qp_init_attr_ex */
+	RC_KOP_DESTROY_QP,
+	RC_KOP_CREATE_SRQ, /* a: ibv_srq_init_attr_ex */
+	RC_KOP_DESTROY_SRQ,
+	RC_KOP_SET_ECE, /* a: ibv_ece */
+	RC_KOP_GET_ECE,
+	RC_KOP_MIGRATE, /* a: struct rc_chan */
+};
 bool rc_kern_available(void);
+struct ibv_context *rc_kern_ctx(const char *dev_name);
+int rc_kern_adopt(struct rc_id *id);
+void rc_kern_destroy(struct rc_id *id);
+void rc_kern_sync(struct rc_id *id);
+int rc_kern_bind(struct rc_id *id, struct sockaddr *sa);
+int rc_kern_resolve_addr(struct rc_id *id, struct sockaddr *src,
+			 struct sockaddr *dst, int timeout_ms);
+int rc_kern_listen(struct rc_id *id, int backlog);
+int rc_kern_op(struct rc_id *id, enum rc_kern_opcode op, void *a, void *b,
+	       size_t n);
 struct pollfd;
 void rc_kern_poll_fds(struct pollfd *fds, unsigned int *n, unsigned int max);
 void rc_kern_drain(void);

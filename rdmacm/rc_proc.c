@@ -51,44 +51,63 @@ void rc_wake_reader(void)
 
 static void *rc_reader(void *arg)
 {
+	struct pollfd *fds = NULL;
+	unsigned int cap = 0;
+	bool daemon = true;
+
 	(void)arg;
 	for (;;) {
-		struct pollfd fds[64];
-		unsigned int n = 0;
 		struct cmc_event *e;
+		unsigned int n = 0, want = 2;
 		int r;
 
 		RC_LOCK();
-		fds[n++] = (struct pollfd){ .fd = cmc_fd(rc.ch), .events = POLLIN };
-		fds[n++] = (struct pollfd){ .fd = rc.wake_fd, .events = POLLIN };
-		rc_kern_poll_fds(fds, &n, sizeof(fds) / sizeof(fds[0]));
+		for (struct rc_chan *c = rc.chans; c; c = c->knext)
+			want += c->kch ? 1 : 0;
+		if (want > cap) {
+			struct pollfd *m = realloc(fds, want * sizeof(*fds));
+
+			if (m) {
+				fds = m;
+				cap = want;
+			}
+		}
+		fds[n++] =
+			(struct pollfd){ .fd = rc.wake_fd, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = daemon ? cmc_fd(rc.ch) : -1,
+					    .events = POLLIN };
+		rc_kern_poll_fds(fds, &n, cap);
 		/* A request queued by the app must go out before we sleep. */
-		cmc_flush(rc.ch);
+		if (daemon)
+			cmc_flush(rc.ch);
 		RC_UNLOCK();
 
 		if (poll(fds, n, -1) < 0 && errno != EINTR)
 			break;
-		if (fds[1].revents & POLLIN) {
+		if (fds[0].revents & POLLIN) {
 			eventfd_t v;
 
 			eventfd_read(rc.wake_fd, &v);
 		}
 		RC_LOCK();
-		while ((r = cmc_get_event(rc.ch, &e, 0)) == 0) {
+		while (daemon && (r = cmc_get_event(rc.ch, &e, 0)) == 0) {
 			rc_on_daemon_event(e);
 			cmc_ack_event(e);
 		}
-		rc_kern_drain();
-		cmc_flush(rc.ch);
-		if (r != -EAGAIN) {
-			rc_log(1, "the cmd daemon's channel failed: %s; "
-				  "ids on cmd's devices no longer work",
+		if (daemon && r != -EAGAIN) {
+			/* The kernel's ids carry on; cmd's are dead. */
+			rc_log(1,
+			       "the cmd daemon's channel failed: %s; ids on "
+			       "cmd's devices no longer work",
 			       cmc_strerror(r));
-			RC_UNLOCK();
-			break;
+			daemon = false;
 		}
+		rc_kern_drain();
+		if (daemon)
+			cmc_flush(rc.ch);
 		RC_UNLOCK();
 	}
+	free(fds);
 	return NULL;
 }
 
@@ -113,8 +132,9 @@ int rc_daemon(void)
 	if (r) {
 		const char *sock = getenv("CMD_SOCKET");
 
-		rc_log(1, "cannot use the cmd daemon at %s: %s (is cmd running? "
-			  "$CMD_SOCKET names its socket)",
+		rc_log(1,
+		       "cannot use the cmd daemon at %s: %s (is cmd running? "
+		       "$CMD_SOCKET names its socket)",
 		       sock && *sock ? sock : CMC_DEFAULT_SOCKET,
 		       cmc_strerror(r));
 		cmc_close(rc.ch);
@@ -144,6 +164,9 @@ int rc_ports(void)
 
 	if (rc.ports_known)
 		return 0;
+	r = rc_devices();
+	if (r)
+		return r;
 	r = rc_daemon();
 	if (r)
 		return r;
@@ -245,7 +268,12 @@ int rc_dev_open(struct rc_dev *d)
 
 	if (d->ctx)
 		return 0;
-	d->ctx = ibv_open_device(d->dev);
+	/* A kernel-owned device: the system librdmacm's context, which its
+	 * ids carry, so that the process has one context per device. */
+	if (!d->cmd)
+		d->ctx = rc_kern_ctx(d->name);
+	if (!d->ctx)
+		d->ctx = ibv_open_device(d->dev);
 	if (!d->ctx)
 		return -(errno ? errno : ENODEV);
 	if (ibv_query_device(d->ctx, &a) == 0) {
@@ -266,7 +294,7 @@ int rc_dev_get(struct rc_id *id, struct rc_dev *d)
 	r = rc_dev_open(d);
 	if (r)
 		return r;
-	if (!d->pd) {
+	if (!d->pd && d->cmd) {
 		d->pd = ibv_alloc_pd(d->ctx);
 		if (!d->pd)
 			return -(errno ? errno : ENOMEM);
@@ -274,7 +302,8 @@ int rc_dev_get(struct rc_id *id, struct rc_dev *d)
 	d->refs++;
 	id->dev = d;
 	id->pub.verbs = d->ctx;
-	id->pub.pd = d->pd;
+	if (d->pd)
+		id->pub.pd = d->pd;
 	return 0;
 }
 
@@ -299,6 +328,7 @@ RC_EXPORT struct ibv_context **rdma_get_devices(int *num_devices)
 	int n = 0, r;
 
 	RC_LOCK();
+	rc_ports(); /* which are cmd's: the others take the kernel's context */
 	r = rc_devices();
 	list = r ? NULL : calloc((size_t)rc.n_devs + 1, sizeof(*list));
 	for (int i = 0; list && i < rc.n_devs; i++)

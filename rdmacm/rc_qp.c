@@ -23,9 +23,9 @@ static int rc_init_attr_local(const struct rc_id *id, struct ibv_qp_attr *a,
 	if (!id->pub.verbs || !id->pub.port_num)
 		return -EINVAL;
 	if (id->pub.route.addr.addr.ibaddr.pkey)
-		pkey_index = ibv_get_pkey_index(
-			id->pub.verbs, id->pub.port_num,
-			id->pub.route.addr.addr.ibaddr.pkey);
+		pkey_index =
+			ibv_get_pkey_index(id->pub.verbs, id->pub.port_num,
+					   id->pub.route.addr.addr.ibaddr.pkey);
 	if (pkey_index < 0)
 		pkey_index = 0;
 	memset(a, 0, sizeof(*a));
@@ -55,8 +55,8 @@ static int rc_qp_attr(struct rc_id *id, enum ibv_qp_state target,
 			a->sq_psn = 0;
 			*mask |= IBV_QP_SQ_PSN;
 		}
-		return target == IBV_QPS_RTR || target == IBV_QPS_RTS ? 0
-								       : -EINVAL;
+		return target == IBV_QPS_RTR || target == IBV_QPS_RTS ? 0 :
+									-EINVAL;
 	}
 	/* Before the handshake has begun only INIT is known, locally. */
 	if (!id->cid || (id->st != RC_CONNECT && id->st != RC_ESTABLISHED)) {
@@ -92,9 +92,9 @@ int rc_qp_move(struct rc_id *id, enum ibv_qp_state target, int override)
 		return r;
 	if (override && override != 0xff) {
 		if (target == IBV_QPS_RTR)
-			a.max_dest_rd_atomic = (uint8_t)override;
+			a.max_dest_rd_atomic = (uint8_t) override;
 		else if (target == IBV_QPS_RTS)
-			a.max_rd_atomic = (uint8_t)override;
+			a.max_rd_atomic = (uint8_t) override;
 	}
 	r = ibv_modify_qp(id->pub.qp, &a, mask);
 	return r ? -r : 0;
@@ -134,7 +134,13 @@ RC_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *pub,
 		return rc_err(EINVAL);
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_init_qp_attr");
-	r = id ? rc_qp_attr(id, qp_attr->qp_state, qp_attr, qp_attr_mask) : 0;
+	if (id && id->kid)
+		r = rc_kern_op(id, RC_KOP_INIT_QP_ATTR, qp_attr, qp_attr_mask,
+			       0);
+	else
+		r = id ? rc_qp_attr(id, qp_attr->qp_state, qp_attr,
+				    qp_attr_mask) :
+			 0;
 	RC_UNLOCK();
 	return id ? rc_cmc(r) : -1;
 }
@@ -199,6 +205,12 @@ RC_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *pub,
 
 	RC_LOCK();
 	id = rc_id_live(pub, "rdma_create_qp");
+	if (id && id->kid) {
+		r = attr ? rc_kern_op(id, RC_KOP_CREATE_QP, attr, NULL, 0) :
+			   -EINVAL;
+		RC_UNLOCK();
+		return rc_cmc(r);
+	}
 	RC_UNLOCK();
 	if (!id)
 		return -1;
@@ -218,11 +230,10 @@ RC_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *pub,
 	if ((pub->recv_cq && attr->recv_cq && pub->recv_cq != attr->recv_cq) ||
 	    (pub->send_cq && attr->send_cq && pub->send_cq != attr->send_cq))
 		return rc_err(EINVAL);
-	if (rc_create_cqs(pub,
-			  attr->send_cq || pub->send_cq ? 0
-							: attr->cap.max_send_wr,
-			  attr->recv_cq || pub->recv_cq ? 0
-							: attr->cap.max_recv_wr))
+	if (rc_create_cqs(
+		    pub,
+		    attr->send_cq || pub->send_cq ? 0 : attr->cap.max_send_wr,
+		    attr->recv_cq || pub->recv_cq ? 0 : attr->cap.max_recv_wr))
 		return -1;
 	if (!attr->send_cq)
 		attr->send_cq = pub->send_cq;
@@ -282,22 +293,34 @@ RC_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	return r;
 }
 
-/* Is id live? Else one log line (and EINVAL): nothing may be read
- * through a destroyed id. */
-static bool rc_qp_id_live(struct rdma_cm_id *id, const char *call)
+/* The live id under pub (NULL, errno EINVAL and a log line for a NULL
+ * or destroyed one); *kern: it has a kernel id. */
+static struct rc_id *rc_qp_id(struct rdma_cm_id *pub, const char *call,
+			      bool *kern)
 {
-	bool live;
+	struct rc_id *id;
 
 	RC_LOCK();
-	live = rc_id_live(id, call) != NULL;
+	id = rc_id_live(pub, call);
+	*kern = id && id->kid;
 	RC_UNLOCK();
-	return live;
+	return id;
 }
 
 RC_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 {
-	if (!rc_qp_id_live(id, "rdma_destroy_qp"))
+	struct rc_id *rid;
+	bool kern;
+
+	rid = rc_qp_id(id, "rdma_destroy_qp", &kern);
+	if (!rid)
 		return;
+	if (kern) {
+		RC_LOCK();
+		rc_kern_op(rid, RC_KOP_DESTROY_QP, NULL, NULL, 0);
+		RC_UNLOCK();
+		return;
+	}
 	if (id->qp)
 		ibv_destroy_qp(id->qp);
 	id->qp = NULL;
@@ -309,10 +332,21 @@ RC_EXPORT int rdma_create_srq_ex(struct rdma_cm_id *id,
 {
 	struct ibv_srq *srq;
 
-	if (!rc_qp_id_live(id, "rdma_create_srq"))
+	struct rc_id *rid;
+	bool kern;
+	int r;
+
+	rid = rc_qp_id(id, "rdma_create_srq", &kern);
+	if (!rid)
 		return -1;
 	if (!attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE))
 		return rc_err(EINVAL);
+	if (kern) {
+		RC_LOCK();
+		r = rc_kern_op(rid, RC_KOP_CREATE_SRQ, attr, NULL, 0);
+		RC_UNLOCK();
+		return rc_cmc(r);
+	}
 	if (!id->verbs)
 		return rc_err(EINVAL);
 	if (attr->srq_type == IBV_SRQT_XRC) {
@@ -352,8 +386,18 @@ RC_EXPORT int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 
 RC_EXPORT void rdma_destroy_srq(struct rdma_cm_id *id)
 {
-	if (!rc_qp_id_live(id, "rdma_destroy_srq"))
+	struct rc_id *rid;
+	bool kern;
+
+	rid = rc_qp_id(id, "rdma_destroy_srq", &kern);
+	if (!rid)
 		return;
+	if (kern) {
+		RC_LOCK();
+		rc_kern_op(rid, RC_KOP_DESTROY_SRQ, NULL, NULL, 0);
+		RC_UNLOCK();
+		return;
+	}
 	if (id->srq)
 		ibv_destroy_srq(id->srq);
 	id->srq = NULL;

@@ -10,7 +10,10 @@
 #           IPv6 link-local address (rdma_cm resolves it to rxe1 itself);
 #   cmd     one cmd daemon serving rxe0 (it registers the CM class there
 #           before the harness loads ib_cm), cmbench -l and cmbench on it,
-#           loopback to rxe0's link-local GID.
+#           loopback to rxe0's link-local GID;
+#   rdmacm  the same cmtime, unmodified, through cmd-rdmacm (cmd's
+#           librdmacm, rdmacm/) on rxe0: what an existing librdmacm
+#           program gets from cmd, step by step against the kernel's.
 #
 # Both sides make a real RC QP per connection and move it INIT/RTR/RTS
 # (cmtime through rdma_cm, cmbench --qp through cmc_modify_qp()), and
@@ -38,6 +41,7 @@ B=$(cd "$B" && pwd) || exit 1
 CMD=$B/daemon/cmd
 CMCTL=$B/client-lib/cmctl
 BENCH=$B/tools/cmbench
+WRAP=$B/rdmacm/cmd-rdmacm
 COUNTS=${COUNTS:-"100 1000"}
 REPEAT=${REPEAT:-1}
 CMBENCH_ARGS=${CMBENCH_ARGS:-}
@@ -55,7 +59,7 @@ command -v cmtime >/dev/null || {
 	echo "bench-rxe-guest.sh: no cmtime (rdmacm-utils): run tests/vm/setup.sh" >&2
 	exit 1
 }
-for f in "$CMD" "$CMCTL" "$BENCH"; do
+for f in "$CMD" "$CMCTL" "$BENCH" "$WRAP"; do
 	[ -x "$f" ] || {
 		echo "bench-rxe-guest.sh: $f missing" >&2
 		exit 1
@@ -167,16 +171,40 @@ kctr_sum() {
 	echo "$s"
 }
 
-# ---- kernel: cmtime ---------------------------------------------------------
-# run_cmtime NAME N PORT: server and client on rxe1; the server runs until
-# it is stopped (cmtime's server never exits by itself).
+# cmd has a listener (cmtime's server through cmd-rdmacm) on this port.
+wait_cmd_listen() {
+	local end=$(($(now_us) + ${2}000000)) out
+	local sid
+	printf -v sid '0x%016x' $((0x1060000 + $1))
+	while (($(now_us) < end)); do
+		out=$("$CMCTL" -s "$SOCK" listeners 2>/dev/null)
+		[[ $out == *"$sid"* ]] && return 0
+		nap 0.1
+	done
+	return 1
+}
+
+# ---- kernel and rdmacm: cmtime ------------------------------------------------
+# run_cmtime NAME N PORT [rdmacm]: server and client on rxe1 (the kernel's
+# rdma_cm), or with "rdmacm" on rxe0 through cmd-rdmacm; the server runs
+# until it is stopped (cmtime's server never exits by itself).
 run_cmtime() {
-	local name=$1 n=$2 port=$3 srv rc t retr0 retr1
-	say "$name: cmtime -c $n (kernel rdma_cm, rxe1 loopback, port $port)"
-	cmtime -b "$A1%veth1" -p "$port" >"$dir/$name.server.log" 2>&1 &
+	local name=$1 n=$2 port=$3 srv rc t retr0 retr1 a=$A1%veth1 w=()
+	local what="kernel rdma_cm, rxe1 loopback"
+	if [ "${4:-}" = rdmacm ]; then
+		a=$A0%veth0 w=("$WRAP" --socket "$SOCK")
+		what="cmd-rdmacm, rxe0 loopback"
+	fi
+	say "$name: cmtime -c $n ($what, port $port)"
+	"${w[@]}" cmtime -b "$a" -p "$port" >"$dir/$name.server.log" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	if ! wait_kernel_listen "$port" 20; then
+	if [ ${#w[@]} = 0 ]; then
+		wait_kernel_listen "$port" 20
+	else
+		wait_cmd_listen "$port" 20
+	fi
+	if [ $? != 0 ]; then
 		show "$dir/$name.server.log"
 		error "$name: cmtime's server did not listen"
 		kill "$srv" 2>/dev/null
@@ -184,13 +212,13 @@ run_cmtime() {
 	fi
 	retr0=$(kctr_sum cm_tx_retries)
 	t=$(now_us)
-	timeout -k 5 "$RUN_TIMEOUT" cmtime -s "$A1%veth1" -p "$port" -c "$n" \
+	timeout -k 5 "$RUN_TIMEOUT" "${w[@]}" cmtime -s "$a" -p "$port" -c "$n" \
 		>"$dir/$name.client.log" 2>&1
 	rc=$?
 	retr1=$(kctr_sum cm_tx_retries)
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
-	echo "-- cmtime -s $A1%veth1 -p $port -c $n (exit $rc, $((($(now_us) - t) / 1000)) ms)"
+	echo "-- ${w[*]} cmtime -s $a -p $port -c $n (exit $rc, $((($(now_us) - t) / 1000)) ms)"
 	show "$dir/$name.client.log"
 	echo "   rxe1 ib_cm retransmissions during the run: $((retr1 - retr0))"
 	[ $rc = 0 ] || error "$name: cmtime exited $rc"
@@ -264,6 +292,8 @@ for r in $(seq "$REPEAT"); do
 		run_cmtime "kernel-$n.r$r" "$n" "$port"
 		port=$((port + 1))
 		run_cmbench "cmd-$n.r$r" "$n"
+		run_cmtime "rdmacm-$n.r$r" "$n" "$port" rdmacm
+		port=$((port + 1))
 		names+=("$n.r$r")
 	done
 done
@@ -342,6 +372,33 @@ for nm in "${names[@]}"; do
 	machine+=" ${p}_kernel_connect_ms=${vals[4]} ${p}_cmd_setup_s=$(kv "$cf" setup_s)"
 	machine+=" ${p}_kernel_retransmitted=$k_retx ${p}_cmd_retransmitted=$c_retx"
 done
+echo
+say "cmtime step by step: the kernel's rdma_cm (rxe1) / cmd-rdmacm (rxe0), us per connection"
+sfmt='%-9s %-14s %10s %10s %7s\n'
+# shellcheck disable=SC2059 # the format is the variable
+printf "$sfmt" run step kernel_us rdmacm_us ratio
+for nm in "${names[@]}"; do
+	kf="$dir/kernel-$nm.client.log" wf="$dir/rdmacm-$nm.client.log"
+	{ [ -f "$kf" ] && [ -f "$wf" ]; } || continue
+	n=${nm%%.*}
+	for s in "create id" "resolve addr" "resolve route" "create qp" connect disconnect destroy; do
+		kv_=$(cmtime_ms "$kf" "$s") wv=$(cmtime_ms "$wf" "$s")
+		line=$(awk -v n="$n" -v k="${kv_:-x}" -v w="${wv:-x}" 'function ok(x) { return x ~ /^[0-9.]+$/ }
+			BEGIN {
+				ku = ok(k) ? sprintf("%.1f", k * 1000 / n) : "x"
+				wu = ok(w) ? sprintf("%.1f", w * 1000 / n) : "x"
+				r = ok(k) && ok(w) && w > 0 ? sprintf("%.2f", k / w) : "x"
+				print ku, wu, r
+			}')
+		read -r ku wu r <<<"$line"
+		# shellcheck disable=SC2059 # the format is the variable
+		printf "$sfmt" "$nm" "$s" "$ku" "$wu" "$r"
+		machine+=" n${nm/./_}_${s// /_}_kernel_us=$ku n${nm/./_}_${s// /_}_rdmacm_us=$wu"
+	done
+done
+echo "(cmtime's step totals / connections; ratio = kernel / rdmacm, > 1: cmd-rdmacm"
+echo " is faster; the same binary, Debian's cmtime, unmodified)"
+echo
 echo "(kern_setup: cmtime create id..connect; cmd_setup: cmbench, first create id to"
 echo " last RTU; down: DREQ..DREP + destroy; ratio = cmd / kernel, > 1: cmd is"
 echo " faster; kern_conn: cmtime's connect step alone; cmd_cpu_us: the daemon's"

@@ -7,6 +7,7 @@
 #
 #   kernel  cmtime (rdmacm-utils) server and client on rxe1 (ib_cm's);
 #   cmd     one cmd daemon on rxe0, cmbench -l and cmbench --qp on it;
+#   rdmacm  the same cmtime through cmd-rdmacm (cmd's librdmacm) on rxe0;
 #
 # at the same connection counts, all connections at once (what cmtime
 # does), real RC QPs on both sides. Prints both step tables per count and
@@ -45,12 +46,12 @@ if [ ! -x "$build/tools/cmbench" ]; then
 fi
 # Always bring what the VM runs up to date (only that: a broken example
 # elsewhere in the tree does not stop a benchmark).
-meson compile -C "$build" daemon/cmd client-lib/cmctl tools/cmbench >/dev/null || {
+meson compile -C "$build" daemon/cmd client-lib/cmctl tools/cmbench rdmacm/rdmacm rdmacm/cmd-rdmacm >/dev/null || {
 	echo "bench-rxe.sh: build failed in $build" >&2
 	exit 1
 }
 build=$(cd "$build" && pwd)
-for f in daemon/cmd client-lib/cmctl tools/cmbench; do
+for f in daemon/cmd client-lib/cmctl tools/cmbench rdmacm/cmd-rdmacm; do
 	[ -x "$build/$f" ] || {
 		echo "bench-rxe.sh: $build/$f missing" >&2
 		exit 1

@@ -1,10 +1,11 @@
 #!/bin/bash
 # The whole test suite, as CI runs it: install what is missing, build with
-# -Werror, check formatting, run every meson suite (unit, and the rxe VM
-# suite where it exists), then the unit and sim suites again under
-# ASan/UBSan (the sim tests start the ASan-built daemons and fail when one
-# does not exit 0 on SIGTERM: a sanitizer or leak report), then a subset of
-# the unit suite under valgrind memcheck (VALGRIND_TESTS below).
+# -Werror, check formatting, run every meson suite (unit, and the VM suites
+# rxe, interop and rdmacm where the VM can run; else they SKIP), then the
+# unit and sim suites again under ASan/UBSan (the sim tests start the
+# ASan-built daemons and fail when one does not exit 0 on SIGTERM: a
+# sanitizer or leak report), then a subset of the unit suite under
+# valgrind memcheck (VALGRIND_TESTS below).
 #
 #   scripts/test.sh              everything
 #   scripts/test.sh --valgrind   the whole unit suite under valgrind, not
@@ -55,7 +56,9 @@ rc=0
 scripts/check-format.sh || rc=1
 
 setup build -Dwerror=true
-suite_args=()
+# Every suite but rdmacm-selftest (the rdmacm VM checks shown to fail
+# against wrong addresses: `meson test -C build --suite rdmacm-selftest`).
+suite_args=(--no-suite rdmacm-selftest)
 for s in ${SUITES:-}; do suite_args+=(--suite "$s"); done
 run_suite "build:" build "${suite_args[@]}" || rc=1
 

@@ -289,12 +289,6 @@ int run_server(const struct opts *o)
 	if (!r)
 		r = cmc_listen(s.listener, o->service_id, ~0ull, o->backlog,
 			       sel.kind == CMC_SEL_ANY ? NULL : &sel);
-	/* A daemon that cannot narrow a listener to some ports says
-	 * -EOPNOTSUPP: listen on all; srv_on_req() turns away the REQs of
-	 * other devices. */
-	if (r == -EOPNOTSUPP)
-		r = cmc_listen(s.listener, o->service_id, ~0ull, o->backlog,
-			       NULL);
 	if (r) {
 		fprintf(stderr, "listen: %s\n", cmc_strerror(r));
 		goto out;

@@ -441,14 +441,6 @@ int main(int argc, char **argv)
 	if (!r)
 		r = cmc_listen(s.listener, s.o.service_id, ~0ull, s.o.count,
 			       &sel);
-	/*
-	 * A daemon that cannot narrow a listener to some ports yet says
-	 * -EOPNOTSUPP: listen on all of them; on_req() turns away REQs that
-	 * come in on another device.
-	 */
-	if (r == -EOPNOTSUPP)
-		r = cmc_listen(s.listener, s.o.service_id, ~0ull, s.o.count,
-			       NULL);
 	if (r) {
 		fprintf(stderr, "listen on 0x%" PRIx64 ": %s\n", s.o.service_id,
 			cmc_strerror(r));

@@ -282,10 +282,20 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 			r.list_reply.entries[i].state = CMP_STATE_LISTEN;
 			r.list_reply.entries[i].owner_pid = 42;
 		}
-		/* The first one a listener with a held REQ. */
+		/* The first one a listener with a held REQ, on port 1 of
+		 * port index 3; the second on GID fe80::2. */
 		r.list_reply.entries[0].backlog = 4;
 		r.list_reply.entries[0].credits_in_use = 4;
 		r.list_reply.entries[0].held_reqs = 1;
+		r.list_reply.entries[0].sel = CMP_SEL_PORT;
+		r.list_reply.entries[0].sel_port_index = 3;
+		r.list_reply.entries[0].sel_port_num = 1;
+		if (r.list_reply.count > 1) {
+			r.list_reply.entries[1].sel = CMP_SEL_GID;
+			r.list_reply.entries[1].listen_gid[0] = 0xfe;
+			r.list_reply.entries[1].listen_gid[1] = 0x80;
+			r.list_reply.entries[1].listen_gid[15] = 2;
+		}
 		fake_reply(f, req, f->status[type], &r);
 		return;
 	case CMP_TYPE_COUNTERS:

@@ -291,6 +291,7 @@ static void test_query_id(void **state)
 	w->local_cm_response_timeout = 22;
 	w->remote_cm_response_timeout = 23;
 	w->has_alt_path = 1;
+	w->sel = CMP_SEL_GID;
 	fill_path(&w->path, 2);
 	fill_path(&w->alt_path, 3);
 
@@ -330,6 +331,7 @@ static void test_query_id(void **state)
 	assert_int_equal(in.remote_cm_response_timeout,
 			 w->remote_cm_response_timeout);
 	assert_int_equal(in.has_alt_path, 1);
+	assert_int_equal(in.sel, CMC_SEL_GID);
 	expect_path(&in.path, &w->path);
 	expect_path(&in.alt_path, &w->alt_path);
 }

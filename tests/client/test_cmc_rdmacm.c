@@ -2,8 +2,10 @@
 /*
  * libcmclient's rdma_cm addressing against the fake daemon: the REQ's
  * service id, destination, source GID and private data (36-byte CMA header
- * then the user's bytes) that cmc_connect_ip() sends, cmc_listen_port()'s
- * LISTEN, and cmc_event_cma() over REQ_RECEIVED events.
+ * then the user's bytes) that cmc_connect_ip() sends, the SIDR_REQ of
+ * cmc_sidr_req_ip(), cmc_cma_hdr_encode()'s bytes, cmc_listen_port()'s
+ * LISTEN, and cmc_event_cma() over REQ_RECEIVED and SIDR_REQ_RECEIVED
+ * events.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -125,6 +127,31 @@ static void test_service_ids(void **state)
 	assert_string_equal(cmc_rej_reason_str(200), "unknown");
 }
 
+/*
+ * The last request of type (CONNECT or SIDR_REQ) went to 10.0.0.2 with
+ * the service id want, from the daemon's IPv4 GID, picked after one
+ * PORTS: how cmc_connect_ip() and cmc_sidr_req_ip() address theirs.
+ */
+static const struct cmp_msg *sent_to_v4(struct fx *x, enum cmp_type type,
+					uint64_t want)
+{
+	const struct cmp_msg *m = fake_last(x->f, type);
+	const struct cmp_addr *dst =
+		type == CMP_TYPE_CONNECT ? &m->connect.dst : &m->sidr_req.dst;
+	const struct cmp_port_sel *src =
+		type == CMP_TYPE_CONNECT ? &m->connect.src : &m->sidr_req.src;
+
+	assert_int_equal(fake_count(x->f, CMP_TYPE_PORTS), 1);
+	assert_true((type == CMP_TYPE_CONNECT ?
+			     m->connect.service_id :
+			     m->sidr_req.service_id) == want);
+	assert_int_equal(dst->family, CMP_AF_IPV4);
+	assert_memory_equal(dst->addr, "\x0a\x00\x00\x02", 4);
+	assert_int_equal(src->kind, CMP_SEL_GID);
+	assert_memory_equal(src->gid, gid_v4, 16);
+	return m;
+}
+
 /* IPv4, no source: the daemon's IPv4 GID (v2) of the RoCE port. */
 static void test_connect_ipv4(void **state)
 {
@@ -141,13 +168,8 @@ static void test_connect_ipv4(void **state)
 	assert_int_equal(cmc_connect_ip(id, (struct sockaddr *)&dst, NULL,
 					CMC_RDMA_PS_TCP, &p),
 			 0);
-	assert_int_equal(fake_count(x->f, CMP_TYPE_PORTS), 1);
-	c = &fake_last(x->f, CMP_TYPE_CONNECT)->connect;
-	assert_true(c->service_id == UINT64_C(0x0000000001061d2f));
-	assert_int_equal(c->dst.family, CMP_AF_IPV4);
-	assert_memory_equal(c->dst.addr, "\x0a\x00\x00\x02", 4);
-	assert_int_equal(c->src.kind, CMP_SEL_GID);
-	assert_memory_equal(c->src.gid, gid_v4, 16);
+	c = &sent_to_v4(x, CMP_TYPE_CONNECT, UINT64_C(0x0000000001061d2f))
+		     ->connect;
 	assert_int_equal(c->local_qpn, 0x1234);
 	assert_int_equal(c->private_data_len, 36 + 10);
 	assert_int_equal(c->private_data[0], 0x00); /* CMA version */
@@ -366,6 +388,178 @@ static void test_event_cma(void **state)
 	assert_int_equal(cmc_event_cma(NULL, &s, &d, &upd, &ulen), -EINVAL);
 }
 
+/* The public encoder: golden bytes, both families. */
+static void test_cma_hdr_encode(void **state)
+{
+	static const uint8_t want4[CMC_CMA_HDR_SIZE] = {
+		0x00, 0x40, 0xe4, 0xd2, [16] = 10, 0, 0, 9, [32] = 10, 0, 0, 1
+	};
+	struct sockaddr_in s4 = sin4("10.0.0.9", 0xe4d2),
+			   d4 = sin4("10.0.0.1", 7472);
+	struct sockaddr_in6 s6 = sin6("fe80::201", 5555),
+			    d6 = sin6("2001:db8::1", 18515);
+	uint8_t h[CMC_CMA_HDR_SIZE];
+
+	(void)state;
+	memset(h, 0xa5, sizeof(h));
+	assert_int_equal(cmc_cma_hdr_encode(h, (struct sockaddr *)&s4,
+					    (struct sockaddr *)&d4),
+			 0);
+	assert_memory_equal(h, want4, sizeof(h));
+	/* IPv6: the addresses whole; the destination port is not sent. */
+	assert_int_equal(cmc_cma_hdr_encode(h, (struct sockaddr *)&s6,
+					    (struct sockaddr *)&d6),
+			 0);
+	assert_int_equal(h[0], 0x00);
+	assert_int_equal(h[1], 0x60);
+	assert_int_equal(h[2] << 8 | h[3], 5555);
+	assert_memory_equal(h + 4, &s6.sin6_addr, 16);
+	assert_memory_equal(h + 20, &d6.sin6_addr, 16);
+	assert_int_equal(cmc_cma_hdr_encode(h, (struct sockaddr *)&s4,
+					    (struct sockaddr *)&d6),
+			 -EAFNOSUPPORT);
+	assert_int_equal(cmc_cma_hdr_encode(h, NULL, (struct sockaddr *)&d4),
+			 -EINVAL);
+	assert_int_equal(cmc_cma_hdr_encode(NULL, (struct sockaddr *)&s4,
+					    (struct sockaddr *)&d4),
+			 -EINVAL);
+}
+
+static struct cmc_id *mkud(struct fx *x)
+{
+	struct cmc_id *id;
+
+	assert_int_equal(cmc_create_id(x->ch, NULL, CMC_QP_UD, &id), 0);
+	return id;
+}
+
+/*
+ * cmc_sidr_req_ip(), as udaddy's peer: the UDP port space's service id,
+ * the destination's GID, the source GID the daemon would pick, and the
+ * CMA header (what cmc_cma_hdr_encode() makes) before the user's bytes.
+ */
+static void test_sidr_req_ip(void **state)
+{
+	struct fx *x = *state;
+	struct sockaddr_in dst = sin4("10.0.0.2", 7471), src;
+	struct sockaddr_in6 dst6 = sin6("fe80::5801:acff:feab:ad74", 7174),
+			    src6 = sin6("fe80::201", 4444);
+	struct cmc_sidr_param p = { .pkey = 0xffff,
+				    .max_cm_retries = 3,
+				    .cm_response_timeout = 18,
+				    .private_data = "udaddy",
+				    .private_data_len = 6 };
+	uint8_t big[CMC_CMA_SIDR_PRIVATE_DATA_SIZE + 1] = { 0 };
+	uint8_t h[CMC_CMA_HDR_SIZE];
+	const struct cmp_sidr_req *r;
+	uint16_t sport;
+
+	assert_int_equal(cmc_sidr_req_ip(mkud(x), (struct sockaddr *)&dst, NULL,
+					 CMC_RDMA_PS_UDP, &p),
+			 0);
+	r = &sent_to_v4(x, CMP_TYPE_SIDR_REQ, UINT64_C(0x0000000001111d2f))
+		     ->sidr_req;
+	assert_int_equal(r->pkey, 0xffff);
+	assert_int_equal(r->max_cm_retries, 3);
+	assert_int_equal(r->cm_response_timeout, 18);
+	assert_int_equal(r->private_data_len, CMC_CMA_HDR_SIZE + 6);
+	sport = (uint16_t)(r->private_data[2] << 8 | r->private_data[3]);
+	assert_true(sport >= 32768 && sport <= 60999); /* ephemeral */
+	src = sin4("10.0.0.1", sport);
+	assert_int_equal(cmc_cma_hdr_encode(h, (struct sockaddr *)&src,
+					    (struct sockaddr *)&dst),
+			 0);
+	assert_memory_equal(r->private_data, h, sizeof(h));
+	assert_memory_equal(r->private_data + 36, "udaddy", 6);
+
+	/* A source given, and the largest user part: 216 bytes in all. */
+	p.private_data = big;
+	p.private_data_len = CMC_CMA_SIDR_PRIVATE_DATA_SIZE;
+	big[CMC_CMA_SIDR_PRIVATE_DATA_SIZE - 1] = 0x5a;
+	assert_int_equal(cmc_sidr_req_ip(mkud(x), (struct sockaddr *)&dst6,
+					 (struct sockaddr *)&src6,
+					 CMC_RDMA_PS_UDP, &p),
+			 0);
+	/* No PORTS this time: the source is src6, its port in the header. */
+	assert_int_equal(fake_count(x->f, CMP_TYPE_PORTS), 1);
+	r = &fake_last(x->f, CMP_TYPE_SIDR_REQ)->sidr_req;
+	assert_memory_equal(r->src.gid, &src6.sin6_addr, 16);
+	assert_int_equal(cmc_cma_hdr_encode(h, (struct sockaddr *)&src6,
+					    (struct sockaddr *)&dst6),
+			 0);
+	assert_memory_equal(r->private_data, h, sizeof(h));
+	assert_int_equal(r->private_data_len, CMC_SIDR_REQ_PRIVATE_DATA_SIZE);
+	assert_int_equal(r->private_data[CMC_SIDR_REQ_PRIVATE_DATA_SIZE - 1],
+			 0x5a);
+	assert_true(r->service_id == (UINT64_C(0x0000000001110000) | 7174));
+
+	/* Refused before anything is sent. */
+	p.private_data_len = CMC_CMA_SIDR_PRIVATE_DATA_SIZE + 1;
+	assert_int_equal(cmc_sidr_req_ip(mkud(x), (struct sockaddr *)&dst, NULL,
+					 CMC_RDMA_PS_UDP, &p),
+			 -EINVAL);
+	p.private_data_len = 0;
+	assert_int_equal(cmc_sidr_req_ip(mkud(x), (struct sockaddr *)&dst,
+					 (struct sockaddr *)&src6,
+					 CMC_RDMA_PS_UDP, &p),
+			 -EAFNOSUPPORT);
+	assert_int_equal(cmc_sidr_req_ip(mkud(x), (struct sockaddr *)&dst, NULL,
+					 CMC_RDMA_PS_UDP, NULL),
+			 -EINVAL);
+	p.reserved[0] = 1;
+	assert_int_equal(cmc_sidr_req_ip(mkud(x), (struct sockaddr *)&dst6,
+					 (struct sockaddr *)&src6,
+					 CMC_RDMA_PS_UDP, &p),
+			 -EINVAL);
+	assert_int_equal(fake_count(x->f, CMP_TYPE_SIDR_REQ), 2);
+}
+
+/* A SIDR_REQ_RECEIVED carries the header too: 180 bytes after it. */
+static void test_event_cma_sidr(void **state)
+{
+	struct fx *x = *state;
+	struct cmc_id *l = mkud(x);
+	struct sockaddr_in s4 = sin4("10.0.0.9", 4242),
+			   d4 = sin4("10.0.0.1", 7174);
+	struct sockaddr_storage s, d;
+	const struct sockaddr_in *sp = (const void *)&s, *dp = (const void *)&d;
+	struct cmp_ev_sidr_req *b;
+	struct cmc_event *ev;
+	const uint8_t *upd;
+	struct cmp_msg m;
+	size_t ulen;
+
+	assert_int_equal(cmc_listen_port(l, CMC_RDMA_PS_UDP, 7174, 4), 0);
+	fake_event(&m, 700, CMP_EVENT_SIDR_REQ_RECEIVED, 0);
+	b = &m.event.sidr_req_received;
+	b->listen_id = cmc_id_num(l);
+	b->service_id = cmc_rdma_service_id(CMC_RDMA_PS_UDP, 7174);
+	b->private_data_len = CM_SIDR_REQ_PRIVATE_DATA_SIZE;
+	b->path.port_num = 1;
+	assert_int_equal(cmc_cma_hdr_encode(b->private_data,
+					    (struct sockaddr *)&s4,
+					    (struct sockaddr *)&d4),
+			 0);
+	memcpy(b->private_data + CMC_CMA_HDR_SIZE, "hi", 2);
+	assert_int_equal(fake_push(x->f, &m), 0);
+	assert_int_equal(cmc_get_event(x->ch, &ev, FX_WAIT_MS), 0);
+	assert_int_equal(ev->type, CMC_EVENT_SIDR_REQ_RECEIVED);
+	assert_int_equal(cmc_event_cma(ev, &s, &d, &upd, &ulen), 0);
+	assert_int_equal(sp->sin_family, AF_INET);
+	assert_int_equal(ntohs(sp->sin_port), 4242);
+	assert_int_equal(ntohl(sp->sin_addr.s_addr), 0x0a000009);
+	assert_int_equal(ntohs(dp->sin_port), 7174);
+	assert_int_equal(ntohl(dp->sin_addr.s_addr), 0x0a000001);
+	assert_int_equal(ulen, CMC_CMA_SIDR_PRIVATE_DATA_SIZE);
+	assert_memory_equal(upd, "hi", 2);
+	assert_ptr_equal(upd, ev->u.sidr_req.private_data + CMC_CMA_HDR_SIZE);
+	assert_int_equal(
+		cmc_sidr_rep(ev->id, 0, 0x77, CMC_RDMA_UDP_QKEY, NULL, 0), 0);
+	assert_true(fake_last(x->f, CMP_TYPE_SIDR_REP)->sidr_rep.qkey ==
+		    0x01234567);
+	cmc_ack_event(ev);
+}
+
 /* Not a REQ_RECEIVED. */
 static void test_event_cma_type(void **state)
 {
@@ -398,6 +592,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_event_cma, setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_event_cma_type, setup,
+						fx_teardown),
+		cmocka_unit_test(test_cma_hdr_encode),
+		cmocka_unit_test_setup_teardown(test_sidr_req_ip, setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_event_cma_sidr, setup,
 						fx_teardown),
 	};
 

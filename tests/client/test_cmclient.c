@@ -443,6 +443,14 @@ static void test_query_list_counters(void **state)
 	assert_int_equal(le[0].credits_in_use, 4);
 	assert_int_equal(le[0].held_reqs, 1);
 	assert_int_equal(le[1].held_reqs, 0);
+	/* Where the listeners listen. */
+	assert_int_equal(le[0].sel, CMC_SEL_PORT);
+	assert_int_equal(le[0].sel_port_index, 3);
+	assert_int_equal(le[0].sel_port_num, 1);
+	assert_int_equal(le[1].sel, CMC_SEL_GID);
+	assert_int_equal(le[1].listen_gid[0], 0xfe);
+	assert_int_equal(le[1].listen_gid[15], 2);
+	assert_int_equal(le[1].sel_port_index, 0);
 	assert_int_equal(fake_last(x->f, CMP_TYPE_LIST)->list.filter,
 			 CMP_LIST_FILTER_ALL);
 	assert_int_equal(cmc_list(x->ch, CMC_LIST_ALL, &cursor, le), 1);

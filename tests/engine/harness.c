@@ -116,9 +116,9 @@ uint32_t h_listen(struct h_side *s, uint64_t sid, unsigned int backlog)
 	uint32_t id;
 
 	assert_int_equal(eng_create_id(s->node.eng, 7, 0x1111, &id), 0);
-	assert_int_equal(
-		eng_listen(s->node.eng, id, sid, UINT64_MAX, backlog, h_now),
-		0);
+	assert_int_equal(eng_listen(s->node.eng, id, sid, UINT64_MAX, backlog,
+				    NULL, h_now),
+			 0);
 	return id;
 }
 

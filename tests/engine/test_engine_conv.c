@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "util.h"
 #include "log.h"
 
 #define SID 0x1000ULL
@@ -1126,19 +1127,20 @@ static void test_listen_errors(void **state)
 	h_init(&b, GUID_B, 2, false, 4);
 	h_listen(&b, SID, 1);
 	assert_int_equal(eng_create_id(b.node.eng, 1, 0, &id), 0);
-	assert_int_equal(eng_listen(b.node.eng, id, SID, UINT64_MAX, 1, h_now),
-			 -EADDRINUSE);
 	assert_int_equal(
-		eng_listen(b.node.eng, id, SID + 1, UINT64_MAX, 0, h_now),
+		eng_listen(b.node.eng, id, SID, UINT64_MAX, 1, NULL, h_now),
+		-EADDRINUSE);
+	assert_int_equal(
+		eng_listen(b.node.eng, id, SID + 1, UINT64_MAX, 0, NULL, h_now),
 		-EINVAL);
 	assert_int_equal(h_state(&b, id), ENG_STATE_IDLE);
 	/* Masked listener: the rdma_cm TCP port space. */
 	assert_int_equal(eng_listen(b.node.eng, id, 0x0000000001060000ULL,
-				    0xffffffffffff0000ULL, 4, h_now),
+				    0xffffffffffff0000ULL, 4, NULL, h_now),
 			 0);
 	assert_int_equal(eng_create_id(b.node.eng, 1, 0, &id2), 0);
 	assert_int_equal(eng_listen(b.node.eng, id2, 0x0000000001060000ULL,
-				    0xffffffffffff0000ULL, 4, h_now),
+				    0xffffffffffff0000ULL, 4, NULL, h_now),
 			 -EADDRINUSE);
 	assert_int_equal(eng_create_id(b.node.eng, 1, 0, &id3), 0);
 	h_fini(&b);
@@ -1146,11 +1148,235 @@ static void test_listen_errors(void **state)
 	pair_init(&p, false);
 	assert_int_equal(eng_create_id(p.b.node.eng, 1, 0, &id), 0);
 	assert_int_equal(eng_listen(p.b.node.eng, id, 0x0000000001060000ULL,
-				    0xffffffffffff0000ULL, 4, h_now),
+				    0xffffffffffff0000ULL, 4, NULL, h_now),
 			 0);
 	p.aid = h_connect(&p.a, &p.b, 0x0000000001064e20ULL);
 	h_deliver(&p.a, &p.b);
 	assert_int_equal(h_ev(&p.b, ENG_EV_REQ_RECEIVED, 0).listen_id, id);
+	pair_fini(&p);
+}
+
+/* Selectors (cm_engine.h, eng_listen): GIDs ::ffff:10.0.0.n, ports. */
+static struct eng_listen_sel sel_gid(uint8_t n)
+{
+	struct eng_listen_sel s = { .kind = ENG_SEL_GID };
+
+	s.gid[10] = s.gid[11] = 0xff;
+	s.gid[12] = 10;
+	s.gid[15] = n;
+	return s;
+}
+
+static struct eng_listen_sel sel_ports(uint64_t bits)
+{
+	struct eng_listen_sel s = { .kind = ENG_SEL_PORTS };
+
+	s.ports[0] = bits;
+	return s;
+}
+
+static int sel_listen(struct h_side *s, uint64_t sid, uint64_t mask,
+		      const struct eng_listen_sel *sel, uint32_t *id)
+{
+	int rc;
+
+	assert_int_equal(eng_create_id(s->node.eng, 7, 0, id), 0);
+	rc = eng_listen(s->node.eng, *id, sid, mask, 8, sel, h_now);
+	if (rc)
+		assert_int_equal(eng_destroy(s->node.eng, *id, h_now), 0);
+	return rc;
+}
+
+/*
+ * A REQ from a for sid, sent to b's GID ::ffff:10.0.0.n (its primary path
+ * GID on b's side) and arriving on b's port 'port': the listener that got
+ * it, or 0 when b answered REJ 8.
+ */
+static uint32_t sel_req(struct pair *p, uint64_t sid, uint16_t port, uint8_t n)
+{
+	struct eng_listen_sel g = sel_gid(n);
+	struct eng_addr from = p->a.node.addr;
+	struct eng_event ev;
+	struct cm_msg m;
+
+	h_connect(&p->a, &p->b, sid);
+	m = h_take(&p->a, CM_MSG_REQ);
+	memcpy(m.req.primary_remote_gid, g.gid, CM_GID_SIZE);
+	from.port = port;
+	eng_recv(p->b.node.eng, &from, &m, h_now);
+	if (h_pending(&p->b)) {
+		m = h_take(&p->b, CM_MSG_REJ);
+		assert_int_equal(m.rej.reason, CM_REJ_INVALID_SERVICE_ID);
+		return 0;
+	}
+	ev = h_ev(&p->b, ENG_EV_REQ_RECEIVED, 0);
+	assert_int_equal(eng_destroy(p->b.node.eng, ev.id, h_now), 0);
+	assert_int_equal(h_take(&p->b, CM_MSG_REJ).rej.reason,
+			 CM_REJ_CONSUMER_DEFINED);
+	return ev.listen_id;
+}
+
+/* What the kernel's rdma_cm refuses for two binds of one port. */
+static void test_listen_sel_overlap(void **state)
+{
+	struct eng_listen_sel g1 = sel_gid(1), g2 = sel_gid(2), zero = g1;
+	struct eng_listen_sel p1 = sel_ports(1u << 1), p2 = sel_ports(1u << 2);
+	struct eng_listen_sel p12 = sel_ports(1u << 1 | 1u << 2);
+	struct eng_listen_sel none = sel_ports(0);
+	struct eng_listen_info li;
+	const uint64_t range = 0x0000000001060000ULL;
+	const uint64_t mask = 0xffffffffffff0000ULL;
+	struct h_side b;
+	uint32_t l1, id;
+
+	(void)state;
+	memset(zero.gid, 0, sizeof(zero.gid));
+	h_init(&b, GUID_B, 2, true, 4);
+	/* Two GIDs on one service id, and the same GID again. */
+	assert_int_equal(sel_listen(&b, SID, UINT64_MAX, &g1, &l1), 0);
+	assert_int_equal(sel_listen(&b, SID, UINT64_MAX, &g2, &id), 0);
+	assert_int_equal(sel_listen(&b, SID, UINT64_MAX, &g1, &id),
+			 -EADDRINUSE);
+	/* The wildcard overlaps everything, a NULL selector is one. */
+	assert_int_equal(sel_listen(&b, SID, UINT64_MAX, NULL, &id),
+			 -EADDRINUSE);
+	/* A port and a GID never overlap; two ports when they share one. */
+	assert_int_equal(sel_listen(&b, SID, UINT64_MAX, &p1, &id), 0);
+	assert_int_equal(sel_listen(&b, SID, UINT64_MAX, &p12, &id),
+			 -EADDRINUSE);
+	assert_int_equal(sel_listen(&b, SID, UINT64_MAX, &p2, &id), 0);
+	/* Another service id, or another mask, is another claim. */
+	assert_int_equal(sel_listen(&b, SID + 1, UINT64_MAX, &g1, &id), 0);
+	assert_int_equal(sel_listen(&b, range, mask, &g1, &id), 0);
+	assert_int_equal(sel_listen(&b, range, mask, &g1, &id), -EADDRINUSE);
+	assert_int_equal(sel_listen(&b, range, mask, NULL, &id), -EADDRINUSE);
+	assert_int_equal(sel_listen(&b, range, mask, &g2, &id), 0);
+	assert_int_equal(
+		sel_listen(&b, range, 0xffffffffff000000ULL, NULL, &id), 0);
+	/* A wildcard first: nothing else on that service id. */
+	assert_int_equal(sel_listen(&b, SID + 2, UINT64_MAX, NULL, &id), 0);
+	assert_int_equal(sel_listen(&b, SID + 2, UINT64_MAX, &g1, &id),
+			 -EADDRINUSE);
+	assert_int_equal(sel_listen(&b, SID + 2, UINT64_MAX, &p1, &id),
+			 -EADDRINUSE);
+	/* Nothing to match: no port, a zero GID (an unknown one reads so). */
+	assert_int_equal(sel_listen(&b, SID + 3, UINT64_MAX, &none, &id),
+			 -EINVAL);
+	assert_int_equal(sel_listen(&b, SID + 3, UINT64_MAX, &zero, &id),
+			 -EINVAL);
+	/* The listener shows its selector; destroyed, its claim is free. */
+	assert_int_equal(eng_listen_info(b.node.eng, l1, &li), 0);
+	assert_int_equal(li.sel.kind, ENG_SEL_GID);
+	assert_memory_equal(li.sel.gid, g1.gid, CM_GID_SIZE);
+	assert_int_equal(eng_destroy(b.node.eng, l1, h_now), 0);
+	assert_int_equal(sel_listen(&b, SID, UINT64_MAX, &g1, &id), 0);
+	h_fini(&b);
+}
+
+/* The most specific listener that takes a REQ gets it. */
+static void test_listen_sel_dispatch(void **state)
+{
+	struct eng_listen_sel g1 = sel_gid(1), g2 = sel_gid(2);
+	struct eng_listen_sel p1 = sel_ports(1u << 1), p2 = sel_ports(1u << 2);
+	const uint64_t range = 0x0000000001060000ULL;
+	const uint64_t mask = 0xffffffffffff0000ULL;
+	uint32_t lg1, lg2, lp1, lp2, lany, lrange;
+	struct pair p;
+
+	(void)state;
+	pair_init(&p, true);
+	assert_int_equal(eng_port_set(p.b.node.eng, 2, GUID_B, true), 0);
+	assert_int_equal(sel_listen(&p.b, SID, UINT64_MAX, &g1, &lg1), 0);
+	assert_int_equal(sel_listen(&p.b, SID, UINT64_MAX, &g2, &lg2), 0);
+	assert_int_equal(sel_listen(&p.b, SID, UINT64_MAX, &p1, &lp1), 0);
+	assert_int_equal(sel_listen(&p.b, SID, UINT64_MAX, &p2, &lp2), 0);
+	/* A GID listener takes its GID on any port, before the port's. */
+	assert_int_equal(sel_req(&p, SID, 1, 1), lg1);
+	assert_int_equal(sel_req(&p, SID, 2, 1), lg1);
+	assert_int_equal(sel_req(&p, SID, 1, 2), lg2);
+	/* Another GID of ours: the port listener of where it came in. */
+	assert_int_equal(sel_req(&p, SID, 1, 3), lp1);
+	assert_int_equal(sel_req(&p, SID, 2, 3), lp2);
+	/* A GID listener alone: the other GID is REJ 8. */
+	assert_int_equal(eng_destroy(p.b.node.eng, lp1, h_now), 0);
+	assert_int_equal(eng_destroy(p.b.node.eng, lp2, h_now), 0);
+	assert_int_equal(sel_req(&p, SID, 1, 3), 0);
+	assert_int_equal(sel_req(&p, SID, 1, 2), lg2);
+	assert_int_equal(eng_counters(p.b.node.eng)->req_no_listener, 1);
+	/* Specific beats wildcard, the selector before the mask: a masked
+	 * wildcard under exact GID listeners, and an exact wildcard under
+	 * a masked GID one. */
+	assert_int_equal(sel_listen(&p.b, range | 7, UINT64_MAX, &g1, &lg1), 0);
+	assert_int_equal(sel_listen(&p.b, range, mask, NULL, &lrange), 0);
+	assert_int_equal(sel_req(&p, range | 7, 1, 1), lg1);
+	assert_int_equal(sel_req(&p, range | 7, 1, 2), lrange);
+	assert_int_equal(sel_req(&p, range | 8, 2, 1), lrange);
+	assert_int_equal(sel_listen(&p.b, SID + 1, UINT64_MAX, NULL, &lany), 0);
+	assert_int_equal(sel_listen(&p.b, SID & ~0xfULL, ~0xfULL, &g2, &lg2),
+			 0);
+	assert_int_equal(sel_req(&p, SID + 1, 1, 2), lg2);
+	assert_int_equal(sel_req(&p, SID + 1, 1, 1), lany);
+	pair_fini(&p);
+}
+
+/* A SIDR_REQ has no path: its GRH's destination GID is what it names. */
+static void test_listen_sel_sidr(void **state)
+{
+	struct eng_listen_sel g1 = sel_gid(1), p2 = sel_ports(1u << 2);
+	struct eng_addr from;
+	struct eng_sidr_param sp;
+	struct eng_event ev;
+	struct cm_msg m;
+	uint32_t lg1, lp2;
+	struct pair p;
+	int i;
+	/* Sent to: GID 1, GID 2, nothing known; port 1, 1, 2. */
+	const struct {
+		uint8_t gid;
+		uint16_t port;
+		uint32_t *lis;
+	} cases[] = { { 1, 1, &lg1 },
+		      { 2, 1, NULL },
+		      { 0, 1, NULL },
+		      { 0, 2, &lp2 },
+		      { 1, 2, &lg1 } };
+
+	(void)state;
+	pair_init(&p, true);
+	assert_int_equal(eng_port_set(p.b.node.eng, 2, GUID_B, true), 0);
+	assert_int_equal(sel_listen(&p.b, SID, UINT64_MAX, &g1, &lg1), 0);
+	assert_int_equal(sel_listen(&p.b, SID, UINT64_MAX, &p2, &lp2), 0);
+	memset(&sp, 0, sizeof(sp));
+	sp.dest = p.b.node.addr;
+	sp.service_id = SID;
+	sp.timeout = H_RESP;
+	sp.max_retries = 2;
+	for (i = 0; i < (int)ARRAY_SIZE(cases); i++) {
+		assert_int_equal(eng_create_id(p.a.node.eng, 9, 0, &p.aid), 0);
+		assert_int_equal(eng_sidr_req(p.a.node.eng, p.aid, &sp, h_now),
+				 0);
+		m = h_take(&p.a, CM_MSG_SIDR_REQ);
+		from = p.a.node.addr;
+		from.port = cases[i].port;
+		from.grh = true;
+		from.gid[15] = 9;
+		if (cases[i].gid)
+			memcpy(from.local_gid, sel_gid(cases[i].gid).gid,
+			       CM_GID_SIZE);
+		eng_recv(p.b.node.eng, &from, &m, h_now);
+		if (!cases[i].lis) {
+			m = h_take(&p.b, CM_MSG_SIDR_REP);
+			assert_int_equal(m.sidr_rep.status,
+					 CM_SIDR_UNSUPPORTED);
+			continue;
+		}
+		ev = h_ev(&p.b, ENG_EV_SIDR_REQ_RECEIVED, 0);
+		assert_int_equal(ev.listen_id, *cases[i].lis);
+		assert_memory_equal(ev.addr.local_gid, from.local_gid,
+				    CM_GID_SIZE);
+		assert_int_equal(eng_destroy(p.b.node.eng, ev.id, h_now), 0);
+		h_take(&p.b, CM_MSG_SIDR_REP);
+	}
 	pair_fini(&p);
 }
 
@@ -1265,7 +1491,7 @@ static void test_invalid_api(void **state)
 	assert_int_equal(eng_disconnect(p.a.node.eng, p.aid, NULL, 0, h_now),
 			 -EINVAL);
 	assert_int_equal(
-		eng_listen(p.a.node.eng, p.aid, 1, UINT64_MAX, 1, h_now),
+		eng_listen(p.a.node.eng, p.aid, 1, UINT64_MAX, 1, NULL, h_now),
 		-EINVAL);
 	assert_int_equal(eng_lap(p.a.node.eng, p.aid, &lap, h_now), -EINVAL);
 	assert_int_equal(
@@ -3448,6 +3674,9 @@ int main(void)
 		cmocka_unit_test(test_owner_id_limit),
 		cmocka_unit_test(test_listener_destroy_with_held),
 		cmocka_unit_test(test_listen_errors),
+		cmocka_unit_test(test_listen_sel_overlap),
+		cmocka_unit_test(test_listen_sel_dispatch),
+		cmocka_unit_test(test_listen_sel_sidr),
 		cmocka_unit_test(test_unknown_peers),
 		cmocka_unit_test(test_invalid_api),
 		cmocka_unit_test(test_sidr),

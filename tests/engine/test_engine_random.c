@@ -317,7 +317,8 @@ static void side_init(struct side *s, int idx, uint64_t seed, size_t count)
 	assert_int_equal(eng_create_id(s->node.eng, 1, 0, &s->lid), 0);
 	/* A small backlog so that holding and refusing happen too. */
 	assert_int_equal(
-		eng_listen(s->node.eng, s->lid, SID, UINT64_MAX, 64, 0), 0);
+		eng_listen(s->node.eng, s->lid, SID, UINT64_MAX, 64, NULL, 0),
+		0);
 }
 
 static void side_fini(struct side *s)

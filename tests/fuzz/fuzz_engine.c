@@ -90,7 +90,7 @@
 
 enum op {
 	OP_CREATE, /* sel(engine, owner, context) */
-	OP_LISTEN, /* sel, sid, backlog */
+	OP_LISTEN, /* sel, sid, backlog | selector << 2 (listen_sel) */
 	OP_CONNECT, /* sel, sid, qpn, plt, rtimeout, ltimeout, retries, mtu,
 		       flags, patches */
 	OP_ACCEPT, /* sel, qpn, ack delay, patches */
@@ -956,6 +956,28 @@ static void op_sidr_req(void)
 		started(s, t, id, WANT_SIDR);
 }
 
+/*
+ * A listener's selector from 6 bits: kind (ANY, PORTS, GID) and 4 more:
+ * ports 1 and 2 of the engine, or the last byte of a GID (0: none, or a
+ * zero GID, both refused with -EINVAL).
+ */
+static struct eng_listen_sel listen_sel(uint8_t v)
+{
+	struct eng_listen_sel ls = { .kind = ENG_SEL_ANY };
+
+	switch (v % 3) {
+	case 1:
+		ls.kind = ENG_SEL_PORTS;
+		ls.ports[0] = (uint64_t)((v >> 2) & 3) << 1;
+		break;
+	case 2:
+		ls.kind = ENG_SEL_GID;
+		ls.gid[15] = (uint8_t)(v >> 2);
+		break;
+	}
+	return ls;
+}
+
 static void op_listen(void)
 {
 	static const uint64_t masks[] = { UINT64_MAX, UINT64_MAX,
@@ -965,11 +987,13 @@ static void op_listen(void)
 	struct snap before;
 	struct track *t;
 	uint32_t id = pick_id(s, sel, &t);
+	uint8_t bl = u8();
+	struct eng_listen_sel ls = listen_sel((uint8_t)(bl >> 2));
 	int rc;
 
 	snap_take(s, id, &before);
 	rc = eng_listen(s->node.eng, id, sid_pick(b), masks[(b >> 2) % 4],
-			u8() % 4, fz.now);
+			bl % 4, &ls, fz.now);
 	api_done(s, t, id, rc, false, &before);
 	if (!rc) {
 		struct eng_conn_info info;

@@ -50,7 +50,8 @@ for f in "$sbindir/cmd" "$bindir/cmctl" "$bindir/cmmad" \
 	"$unitdir/cmd.service" "$unitdir/cmd.socket" \
 	"$sysconfdir/cmd/cmd.conf" \
 	"$mandir/man8/cmd.8" "$mandir/man8/cmctl.8" "$mandir/man1/cmmad.1" \
-	"$mandir/man3/cmclient.3"; do
+	"$mandir/man3/cmclient.3" "$mandir/man1/cmd-rdmacm.1" \
+	"$mandir/man7/cmd-librdmacm.7"; do
 	[ -e "$dest$f" ] || err "not installed: $f"
 done
 for f in "$sbindir/cmd" "$bindir/cmctl" "$bindir/cmmad"; do

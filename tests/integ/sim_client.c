@@ -118,15 +118,15 @@ static const struct cmc_conn_param sim_rc_param = {
 	.max_cm_retries = 5,
 };
 
-struct cmc_id *sim_connect(struct cmc_channel *ch, void *ctx, uint64_t sid,
-			   uint16_t lid, uint32_t qpn, uint8_t cm_timeout,
-			   const char *pd)
+struct cmc_id *sim_connect_to(struct cmc_channel *ch, void *ctx, uint64_t sid,
+			      const struct cmc_addr *dst, uint32_t qpn,
+			      uint8_t cm_timeout, const char *pd)
 {
 	struct cmc_conn_param p = sim_rc_param;
 	struct cmc_id *id;
 
 	p.service_id = sid;
-	p.dst = (struct cmc_addr){ .family = CMC_AF_LID, .lid = lid };
+	p.dst = *dst;
 	p.qp_num = qpn;
 	p.start_psn = qpn * 7 & 0xffffff;
 	p.local_cm_response_timeout = p.remote_cm_response_timeout = cm_timeout;
@@ -137,6 +137,15 @@ struct cmc_id *sim_connect(struct cmc_channel *ch, void *ctx, uint64_t sid,
 	assert_int_equal(cmc_create_id(ch, ctx, CMC_QP_RC, &id), 0);
 	assert_int_equal(cmc_connect(id, &p), 0);
 	return id;
+}
+
+struct cmc_id *sim_connect(struct cmc_channel *ch, void *ctx, uint64_t sid,
+			   uint16_t lid, uint32_t qpn, uint8_t cm_timeout,
+			   const char *pd)
+{
+	struct cmc_addr dst = { .family = CMC_AF_LID, .lid = lid };
+
+	return sim_connect_to(ch, ctx, sid, &dst, qpn, cm_timeout, pd);
 }
 
 int sim_accept(struct cmc_id *id, uint32_t qpn, const char *pd)

@@ -54,6 +54,10 @@ int sim_state_of(struct cmc_id *id);
 struct cmc_id *sim_connect(struct cmc_channel *ch, void *ctx, uint64_t sid,
 			   uint16_t lid, uint32_t qpn, uint8_t cm_timeout,
 			   const char *pd);
+/* The same to any destination (a GID, an IP address of a RoCE port). */
+struct cmc_id *sim_connect_to(struct cmc_channel *ch, void *ctx, uint64_t sid,
+			      const struct cmc_addr *dst, uint32_t qpn,
+			      uint8_t cm_timeout, const char *pd);
 
 /* cmc_accept() with QP qpn, start PSN 0x4242, 4 responder resources and
  * initiator depth, RNR retries 7, and the string pd as private data unless

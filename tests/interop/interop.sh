@@ -134,32 +134,9 @@ echo "   rxe0 (cmd):    $A0 on veth0"
 echo "   rxe1 (kernel): $A1 on veth1"
 
 # ---- IPv4 between the two devices (before cmd reads its GID tables) ---------
-# One kernel routes traffic between its own addresses via lo; rxe needs it on
-# the veths: policy routing (rules 10/11 for locally sent packets, the local
-# table moved behind them). Rules 12/13 are for rdma_cm's passive side: it
-# checks a REQ (validate_ipv4_net_dev) by a route lookup to the peer's
-# address with oif = the receiving netdev and no iif; without them that
-# lookup finds the peer's address local on the other veth and rdma_cm
-# rejects the REQ (REJ 28, measured). rxe adds the ::ffff:10.0.0.x GIDs.
-V4A=10.0.0.1 V4B=10.0.0.2
+# veth_ipv4 (tests/lib/vmtest.sh): V4A on veth0, V4B on veth1, policy routing.
 if want ipv4; then
-	say "ipv4: $V4A on veth0 (rxe0), $V4B on veth1 (rxe1), policy routing"
-	for k in all.rp_filter default.rp_filter veth0.rp_filter veth1.rp_filter; do
-		echo 0 >"/proc/sys/net/ipv4/conf/${k/./\/}"
-	done
-	for k in all veth0 veth1; do echo 1 >"/proc/sys/net/ipv4/conf/$k/accept_local"; done
-	ip -batch - <<-EOF || fail "ipv4 set-up"
-		addr add $V4A/32 dev veth0
-		addr add $V4B/32 dev veth1
-		rule add pref 10 iif lo to $V4B lookup 100
-		route add $V4B dev veth0 src $V4A table 100
-		rule add pref 11 iif lo to $V4A lookup 101
-		route add $V4A dev veth1 src $V4B table 101
-		rule add pref 12 oif veth1 to $V4A lookup 101
-		rule add pref 13 oif veth0 to $V4B lookup 100
-		rule add pref 100 lookup local
-		rule del pref 0
-	EOF
+	veth_ipv4 || fail "ipv4 set-up"
 fi
 
 # ---- cmd first, then the kernel CM ------------------------------------------

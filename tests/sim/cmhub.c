@@ -316,18 +316,22 @@ static void hub_delay(struct hub *h, struct hub_pkt *p, uint32_t us)
 	hub_arm_delay(h);
 }
 
-/* The port that owns a GID (grh) or a LID, or NULL. */
+/*
+ * The port that owns a GID (grh; *gid_index: which of its GIDs) or a LID,
+ * or NULL.
+ */
 static struct hub_client *hub_route(struct hub *h, const struct sim_addr *a,
-				    uint16_t *port)
+				    uint16_t *port, uint8_t *gid_index)
 {
 	for (struct hub_client *c = h->clients; c; c = c->next) {
 		if (!c->hello)
 			continue;
 		for (uint16_t i = 0; i < c->n_ports; i++) {
 			const struct sim_port_decl *d = &c->ports[i];
+			uint8_t g = 0;
 
 			if (a->grh) {
-				for (unsigned int g = 0; g < d->n_gids; g++)
+				for (g = 0; g < d->n_gids; g++)
 					if (!memcmp(d->gids[g], a->gid,
 						    SIM_GID_SIZE))
 						goto found;
@@ -337,6 +341,7 @@ static struct hub_client *hub_route(struct hub *h, const struct sim_addr *a,
 			continue;
 found:
 			*port = i;
+			*gid_index = g;
 			return c;
 		}
 	}
@@ -351,6 +356,7 @@ static void hub_mad(struct hub_client *src, const struct sim_mad *in)
 	struct hub_client *dst;
 	struct sim_mad out;
 	uint16_t dport;
+	uint8_t dgid;
 	int copies;
 
 	h->st.received++;
@@ -359,7 +365,7 @@ static void hub_mad(struct hub_client *src, const struct sim_mad *in)
 		return;
 	}
 	sp = &src->ports[in->port];
-	dst = hub_route(h, &in->addr, &dport);
+	dst = hub_route(h, &in->addr, &dport, &dgid);
 	if (!dst) {
 		h->st.unroutable++;
 		return;
@@ -380,6 +386,7 @@ static void hub_mad(struct hub_client *src, const struct sim_mad *in)
 	out.addr.pkey_index = in->addr.pkey_index;
 	if (in->addr.grh) {
 		out.addr.grh = 1;
+		out.sgid_index = dgid; /* the receiver's GID it was sent to */
 		if (in->sgid_index < sp->n_gids)
 			memcpy(out.addr.gid, sp->gids[in->sgid_index],
 			       SIM_GID_SIZE);

@@ -430,6 +430,10 @@ static void build(struct cmp_msg *m, struct example ex)
 			e->backlog = i ? 0 : 64;
 			e->credits_in_use = i ? 0 : 2;
 			e->held_reqs = i ? 0 : 5;
+			/* The listener listens on port 1 of port index 2. */
+			e->sel = i ? CMP_SEL_ANY : CMP_SEL_PORT;
+			e->sel_port_index = i ? 0 : 2;
+			e->sel_port_num = i ? 0 : 1;
 			fill_bytes(e->remote_gid, CM_GID_SIZE, (uint8_t)i);
 		}
 		break;
@@ -780,6 +784,9 @@ static void assert_fields(const struct cmp_msg *a, const struct cmp_msg *b)
 		assert_int_equal(b->list_reply.entries[2].id, 102);
 		assert_int_equal(b->list_reply.entries[0].backlog, 64);
 		assert_int_equal(b->list_reply.entries[0].held_reqs, 5);
+		assert_int_equal(b->list_reply.entries[0].sel, CMP_SEL_PORT);
+		assert_int_equal(b->list_reply.entries[0].sel_port_index, 2);
+		assert_int_equal(b->list_reply.entries[0].sel_port_num, 1);
 		assert_true(b->list_reply.next_cursor == 0x6666);
 	} else if (a->hdr.type == CMP_TYPE_PORTS_REPLY) {
 		const struct cmp_port_entry *e = &b->ports_reply.entries[1];
@@ -1603,8 +1610,9 @@ static void test_malformed_replies(void **state)
 	    "QUERY_ID_REPLY alternate path flag not 0 or 1");
 	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.has_alt_path = 0,
 	    "QUERY_ID_REPLY alternate path without its flag");
-	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.rsvd0 = 1,
-	    "QUERY_ID_REPLY reserved bytes not zero");
+	BAD(CMP_TYPE_QUERY_ID_REPLY,
+	    m->query_id_reply.info.sel = CMP_SEL_MAX + 1,
+	    "QUERY_ID_REPLY selector kind out of range");
 	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.path.mtu = 7,
 	    "path MTU out of range");
 	BAD(CMP_TYPE_QUERY_ID_REPLY, m->query_id_reply.info.alt_path.sl = 17,
@@ -1622,8 +1630,14 @@ static void test_malformed_replies(void **state)
 	    "LIST_REPLY entry LAP state out of range");
 	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[0].qp_type = 5,
 	    "LIST_REPLY entry QP type out of range");
-	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[0].rsvd0 = 1,
-	    "LIST_REPLY entry reserved bytes not zero");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[0].sel = CMP_SEL_MAX + 1,
+	    "LIST_REPLY entry selector kind out of range");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[2].sel_port_num = 1,
+	    "LIST_REPLY entry port without a PORT selector");
+	BAD(CMP_TYPE_LIST_REPLY,
+	    (m->list_reply.entries[1].sel = CMP_SEL_GID,
+	     m->list_reply.entries[1].sel_port_index = 3),
+	    "LIST_REPLY entry port without a PORT selector");
 	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[2].rsvd1 = 1,
 	    "LIST_REPLY entry reserved bytes not zero");
 

@@ -69,6 +69,13 @@ static struct xport_port ports[2] = {
 };
 static struct xport fab = { .first_index = 1, .n_ports = 2, .ports = ports };
 
+static bool path_is_zero(const struct cmp_path *p)
+{
+	static const struct cmp_path zero;
+
+	return !memcmp(p, &zero, sizeof(zero));
+}
+
 static void fill(uint8_t *p, size_t n, uint8_t first)
 {
 	for (size_t i = 0; i < n; i++)
@@ -540,6 +547,12 @@ static void test_sidr(void **state)
 	memcpy(b->path.local_gid, gid_v4, CM_GID_SIZE);
 	memcpy(b->path.remote_gid, gid_peer_v4, CM_GID_SIZE);
 	check(&ev, &none, &w);
+	/* Sent to another GID of the port: that one, not one of the
+	 * requester's family (the GRH's destination, eng_addr.local_gid). */
+	memcpy(ev.addr.local_gid, ports[1].gids[0].raw, CM_GID_SIZE);
+	memcpy(b->path.local_gid, ports[1].gids[0].raw, CM_GID_SIZE);
+	b->path.sgid_index = 0;
+	check(&ev, &none, &w);
 
 	ev = event(ENG_EV_SIDR_REP_RECEIVED, ENG_STATE_IDLE);
 	ev.has_msg = true;
@@ -556,6 +569,59 @@ static void test_sidr(void **state)
 	     5);
 	w.sidr_rep_received.path = told;
 	check(&ev, &told, &w);
+}
+
+/* A listener's selector: the client's naming to the engine's. */
+static void test_listen_sel(void **state)
+{
+	static const uint8_t other[CM_GID_SIZE] = { 0xfe, 0x80, [15] = 9 };
+	struct cmp_port_sel sel;
+	struct eng_listen_sel es;
+	struct cmp_path where;
+
+	(void)state;
+	memset(&sel, 0, sizeof(sel));
+	assert_int_equal(path_listen_sel(&fab, &sel, &es, &where), 0);
+	assert_int_equal(es.kind, ENG_SEL_ANY);
+	assert_true(path_is_zero(&where));
+	assert_ptr_equal(path_sel_port(&fab, &sel), &ports[0]);
+
+	/* A device: its ports; and where, as QUERY_ID shows it. */
+	sel.kind = CMP_SEL_PORT;
+	strcpy(sel.dev_name, "rxe0");
+	assert_int_equal(path_listen_sel(&fab, &sel, &es, &where), 0);
+	assert_int_equal(es.kind, ENG_SEL_PORTS);
+	assert_true(es.ports[0] == 1u << 2);
+	assert_string_equal(where.dev_name, "rxe0");
+	assert_int_equal(where.port_num, 0);
+	assert_ptr_equal(path_sel_port(&fab, &sel), &ports[1]);
+	strcpy(sel.dev_name, "mlx5_0");
+	sel.port_num = 1;
+	assert_int_equal(path_listen_sel(&fab, &sel, &es, &where), 0);
+	assert_true(es.ports[0] == 1u << 1);
+	assert_int_equal(where.port_num, 1);
+	/* Ports the daemon does not serve. */
+	sel.port_num = 2;
+	assert_int_equal(path_listen_sel(&fab, &sel, &es, &where), -ENODEV);
+	assert_null(path_sel_port(&fab, &sel));
+	strcpy(sel.dev_name, "nosuch");
+	sel.port_num = 0;
+	assert_int_equal(path_listen_sel(&fab, &sel, &es, &where), -ENODEV);
+
+	/* A GID: matched as itself, whichever port has it. */
+	memset(&sel, 0, sizeof(sel));
+	sel.kind = CMP_SEL_GID;
+	memcpy(sel.gid, gid_v4, CM_GID_SIZE);
+	assert_int_equal(path_listen_sel(&fab, &sel, &es, &where), 0);
+	assert_int_equal(es.kind, ENG_SEL_GID);
+	assert_memory_equal(es.gid, gid_v4, CM_GID_SIZE);
+	assert_true(es.ports[0] == 0);
+	assert_memory_equal(where.local_gid, gid_v4, CM_GID_SIZE);
+	assert_string_equal(where.dev_name, "");
+	/* No served port has it: as rdma_bind_addr() to a foreign address. */
+	memcpy(sel.gid, other, CM_GID_SIZE);
+	assert_int_equal(path_listen_sel(&fab, &sel, &es, &where),
+			 -EADDRNOTAVAIL);
 }
 
 /* Events with nothing but their type, status and state. */
@@ -634,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_apr),
 		cmocka_unit_test(test_port_error),
 		cmocka_unit_test(test_sidr),
+		cmocka_unit_test(test_listen_sel),
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_every_event),
 	};

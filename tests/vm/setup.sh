@@ -29,7 +29,7 @@ done
 
 PKGS=(qemu-system-x86 busybox-static kmod iproute2 ibverbs-providers ibverbs-utils
 	libibumad-dev libibverbs-dev infiniband-diags gcc libc6-dev pkg-config gzip xz-utils
-	binutils mount rdmacm-utils)
+	binutils mount rdmacm-utils perftest)
 
 T0=$EPOCHREALTIME
 say() { printf '[setup %ss] %s\n' "$(awk -v a="$T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%5.1f", b - a }')" "$*"; }
