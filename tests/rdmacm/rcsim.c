@@ -110,6 +110,11 @@ void rcs_main(int argc, char **argv)
 
 	if (argc < 2 || strcmp(argv[1], "--valgrind") || RUNNING_ON_VALGRIND)
 		return;
+#ifdef __SANITIZE_ADDRESS__
+	/* memcheck cannot run an ASan build, nor would it add anything. */
+	fprintf(stderr, "built with AddressSanitizer: no valgrind run\n");
+	exit(77);
+#endif
 	execvp(vg[0], vg);
 	fprintf(stderr, "cannot run valgrind (%s): skipped\n", strerror(errno));
 	exit(77);

@@ -77,7 +77,8 @@ int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b);
  * Call first in main(): with the argument --valgrind, and not under
  * valgrind yet, the program runs itself again under memcheck (its sides
  * with it: valgrind follows fork, not the daemons' exec) and exits as
- * that run does, 77 (meson's "skipped") when there is no valgrind.
+ * that run does, 77 (meson's "skipped") when there is no valgrind or
+ * the program is built with AddressSanitizer.
  */
 void rcs_main(int argc, char **argv);
 
