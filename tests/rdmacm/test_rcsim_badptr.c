@@ -65,6 +65,10 @@ static void calls_refuse(struct rdma_cm_id *id, struct rdma_event_channel *ch)
 	RCS_FAILS(rdma_get_remote_ece(id, &ece), EINVAL);
 	RCS_FAILS(rdma_destroy_id(id), EINVAL);
 	RCS_CHECK(!out, "rdma_get_request gave an id");
+	/* No result to check: they must not read through id. */
+	rdma_destroy_qp(id);
+	rdma_destroy_srq(id);
+	rdma_destroy_ep(id);
 }
 
 static void side(void *arg)
