@@ -703,30 +703,76 @@ int rc_addr_route_parse(const void *buf, size_t len, uint32_t seq, int af,
 	return -EAGAIN;
 }
 
+/* One rtnetlink socket for the lookups, kept (a socket and its close
+ * per lookup were most of rdma_resolve_addr's cost); each request has its
+ * own sequence number, so an answer that came too late for an earlier
+ * call is skipped. A forked child opens its own. */
+static struct {
+	pthread_mutex_t mu;
+	int fd;
+	pid_t pid;
+	uint32_t seq;
+} nl = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+static int nl_socket(void)
+{
+	struct timeval wait = { .tv_sec = RC_NL_WAIT_S };
+
+	if (nl.fd >= 0 && nl.pid == getpid())
+		return nl.fd;
+	nl.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (nl.fd < 0)
+		return -errno;
+	if (setsockopt(nl.fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait))) {
+		int e = errno;
+
+		close(nl.fd);
+		nl.fd = -1;
+		return -e;
+	}
+	nl.pid = getpid();
+	return nl.fd;
+}
+
+static int route_lookup(int fd, uint32_t seq, const struct sockaddr *dst,
+			const struct sockaddr *src, int oif,
+			struct rc_route *r);
+
 int rc_addr_route_lookup(const struct sockaddr *dst, const struct sockaddr *src,
 			 int oif, struct rc_route *r)
+{
+	int fd, ret;
+
+	pthread_mutex_lock(&nl.mu);
+	fd = nl_socket();
+	ret = fd < 0 ? fd : route_lookup(fd, ++nl.seq, dst, src, oif, r);
+	if (fd >= 0 && ret < 0 && ret != -ETIMEDOUT && ret != -ENETUNREACH &&
+	    ret != -EHOSTUNREACH && ret != -EACCES && ret != -EINVAL &&
+	    ret != -EAFNOSUPPORT) {
+		/* The socket itself failed: a new one next time. */
+		close(fd);
+		nl.fd = -1;
+	}
+	pthread_mutex_unlock(&nl.mu);
+	return ret;
+}
+
+static int route_lookup(int fd, uint32_t seq, const struct sockaddr *dst,
+			const struct sockaddr *src, int oif, struct rc_route *r)
 {
 	union {
 		struct nlmsghdr h; /* aligns the buffer for the kernel's */
 		uint8_t b[RC_NL_BUF];
 	} u;
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	struct timeval wait = { .tv_sec = RC_NL_WAIT_S };
-	const uint32_t seq = 1; /* the socket is this call's own */
-	int fd, len, ret = -ETIMEDOUT;
+	int len, ret = -ETIMEDOUT;
 
 	len = rc_addr_route_req(u.b, sizeof(u.b), seq, dst, src, oif);
 	if (len < 0)
 		return len;
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
+	if (sendto(fd, u.b, (size_t)len, 0, (struct sockaddr *)&kernel,
+		   sizeof(kernel)) != len)
 		return -errno;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)) ||
-	    sendto(fd, u.b, (size_t)len, 0, (struct sockaddr *)&kernel,
-		   sizeof(kernel)) != len) {
-		ret = -errno;
-		goto out;
-	}
 	for (int tries = 0; tries < RC_NL_TRIES; tries++) {
 		struct sockaddr_nl from;
 		struct iovec iov = { .iov_base = u.b, .iov_len = sizeof(u.b) };
@@ -756,8 +802,6 @@ int rc_addr_route_lookup(const struct sockaddr *dst, const struct sockaddr *src,
 			break;
 		ret = -ETIMEDOUT;
 	}
-out:
-	close(fd);
 	return ret;
 }
 

@@ -569,6 +569,50 @@ RC_EXPORT int rdma_resolve_route(struct rdma_cm_id *pub, int timeout_ms)
 }
 
 /* ------------------------------------------------------------------ */
+/* The shape of the calls that move an id */
+
+/* What such a call takes besides the id. */
+struct rc_args {
+	const struct rdma_conn_param *param;
+	const void *pd; /* private data */
+	uint8_t len;
+	unsigned int reason; /* REJ */
+	int n; /* backlog, ibv_event_type */
+};
+
+typedef int rc_call_fn(struct rc_id *id, const struct rc_args *a);
+
+/*
+ * Under rc.mu: the id checked live (NULL, errno EINVAL and a log line
+ * naming call otherwise), fn's work (*r: 0 or -errno), and what it queued
+ * sent to the daemon.
+ */
+static struct rc_id *rc_call(struct rdma_cm_id *pub, const char *call,
+			     rc_call_fn *fn, const struct rc_args *a, int *r)
+{
+	struct rc_id *id;
+
+	RC_LOCK();
+	id = rc_id_live(pub, call);
+	*r = id ? fn(id, a) : 0;
+	if (id)
+		rc_flush();
+	RC_UNLOCK();
+	return id;
+}
+
+/* A call's return: -1/errno for a dead id or a failure, else 0, after
+ * waiting for the event when the id is synchronous and sync says so. */
+static int rc_call_ret(struct rc_id *id, int r, bool sync)
+{
+	if (!id)
+		return -1;
+	if (r)
+		return rc_cmc(r);
+	return sync ? rc_complete(id) : 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Passive side */
 
 static enum cmc_qp_type rc_cmc_qpt(const struct rc_id *id)
@@ -646,8 +690,9 @@ static bool rc_kernel_devices(void)
 	return false;
 }
 
-static int rc_listen(struct rc_id *id, int backlog)
+static int rc_listen(struct rc_id *id, const struct rc_args *a)
 {
+	int backlog = a->n;
 	bool cmd;
 	int r, kr;
 
@@ -695,14 +740,12 @@ static int rc_listen(struct rc_id *id, int backlog)
 
 RC_EXPORT int rdma_listen(struct rdma_cm_id *pub, int backlog)
 {
+	struct rc_args a = { .n = backlog };
 	struct rc_id *id;
 	int r;
 
-	RC_LOCK();
-	id = rc_id_live(pub, "rdma_listen");
-	r = id ? rc_listen(id, backlog) : 0;
-	RC_UNLOCK();
-	return id ? rc_cmc(r) : -1;
+	id = rc_call(pub, "rdma_listen", rc_listen, &a, &r);
+	return rc_call_ret(id, r, false);
 }
 
 /* Does a request to dst reach the listener (bound to one address, or to
@@ -723,6 +766,29 @@ bool rc_listener_takes(const struct rc_id *lst, const struct sockaddr *dst)
 		       ((const struct sockaddr_in *)dst)->sin_addr.s_addr;
 	return !memcmp(&((const struct sockaddr_in6 *)own)->sin6_addr,
 		       &((const struct sockaddr_in6 *)dst)->sin6_addr, 16);
+}
+
+/* What a REQ or REP announces of the QP: the id's, else the parameters'
+ * (an id without a QP), and a random starting PSN. */
+static void rc_qp_terms(const struct rc_id *id, const struct rdma_conn_param *p,
+			uint32_t *qpn, uint8_t *srq, uint32_t *psn)
+{
+	*qpn = id->pub.qp ? id->pub.qp->qp_num : p ? p->qp_num : 0;
+	*srq = id->pub.qp ? !!id->pub.qp->srq : p ? p->srq : 0;
+	if (getrandom(psn, sizeof(*psn), 0) != sizeof(*psn))
+		*psn = (uint32_t)rand();
+	*psn &= 0xffffff;
+}
+
+/* A request's ends: the resolved destination GID, from the local GID's
+ * port. */
+static void rc_ends(const struct rc_id *id, struct cmc_addr *dst,
+		    struct cmc_port_sel *src)
+{
+	dst->family = CMC_AF_GID;
+	memcpy(dst->addr, id->pub.route.addr.addr.ibaddr.dgid.raw, 16);
+	src->kind = CMC_SEL_GID;
+	memcpy(src->gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
 }
 
 static void rc_take_depths(struct rc_id *id, const struct rdma_conn_param *p)
@@ -761,8 +827,9 @@ static int rc_valid_param(const struct rc_id *id,
 	return 0;
 }
 
-static int rc_accept(struct rc_id *id, const struct rdma_conn_param *p)
+static int rc_accept(struct rc_id *id, const struct rc_args *args)
 {
+	const struct rdma_conn_param *p = args->param;
 	struct cmc_accept_param a = { 0 };
 	int r;
 
@@ -793,10 +860,7 @@ static int rc_accept(struct rc_id *id, const struct rdma_conn_param *p)
 		if (r)
 			return r;
 	}
-	a.qp_num = id->pub.qp ? id->pub.qp->qp_num : p ? p->qp_num : 0;
-	a.srq = id->pub.qp ? !!id->pub.qp->srq : p ? p->srq : 0;
-	getrandom(&a.start_psn, sizeof(a.start_psn), 0);
-	a.start_psn &= 0xffffff;
+	rc_qp_terms(id, p, &a.qp_num, &a.srq, &a.start_psn);
 	a.responder_resources = id->resp_res;
 	a.initiator_depth = id->init_depth;
 	a.rnr_retry_count = p ? p->rnr_retry_count : 7;
@@ -823,32 +887,28 @@ static int rc_accept(struct rc_id *id, const struct rdma_conn_param *p)
 RC_EXPORT int rdma_accept(struct rdma_cm_id *pub,
 			  struct rdma_conn_param *conn_param)
 {
+	struct rc_args a = { .param = conn_param };
 	struct rc_id *id;
 	int r;
 
-	RC_LOCK();
-	id = rc_id_live(pub, "rdma_accept");
-	r = id ? rc_accept(id, conn_param) : 0;
-	if (id)
-		rc_flush();
-	RC_UNLOCK();
-	if (!id)
-		return -1;
-	if (r)
-		return rc_cmc(r);
-	if (id->pub.qp_type == IBV_QPT_UD) {
+	id = rc_call(pub, "rdma_accept", rc_accept, &a, &r);
+	if (id && !r && id->pub.qp_type == IBV_QPT_UD) {
+		/* A SIDR REP has no event to wait for. */
 		if (id->sync && id->pub.event) {
 			rdma_ack_cm_event(id->pub.event);
 			id->pub.event = NULL;
 		}
 		return 0;
 	}
-	return rc_complete(id);
+	return rc_call_ret(id, r, true);
 }
 
-static int rc_reject(struct rc_id *id, const void *pd, uint8_t len,
-		     unsigned int reason)
+static int rc_reject(struct rc_id *id, const struct rc_args *a)
 {
+	const void *pd = a->pd;
+	uint8_t len = a->len;
+	unsigned int reason = a->reason;
+
 	if (id->kid)
 		return rc_kern_op(
 			id, reason == 35 ? RC_KOP_REJECT_ECE : RC_KOP_REJECT,
@@ -868,16 +928,12 @@ static int rc_reject(struct rc_id *id, const void *pd, uint8_t len,
 static int rc_reject_call(struct rdma_cm_id *pub, const void *pd, uint8_t len,
 			  unsigned int reason, const char *call)
 {
+	struct rc_args a = { .pd = pd, .len = len, .reason = reason };
 	struct rc_id *id;
 	int r;
 
-	RC_LOCK();
-	id = rc_id_live(pub, call);
-	r = id ? rc_reject(id, pd, len, reason) : 0;
-	if (id)
-		rc_flush();
-	RC_UNLOCK();
-	return id ? rc_cmc(r) : -1;
+	id = rc_call(pub, call, rc_reject, &a, &r);
+	return rc_call_ret(id, r, false);
 }
 
 RC_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,
@@ -942,8 +998,9 @@ RC_EXPORT int rdma_get_request(struct rdma_cm_id *listen,
 /* ------------------------------------------------------------------ */
 /* Active side */
 
-static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
+static int rc_connect(struct rc_id *id, const struct rc_args *args)
 {
+	const struct rdma_conn_param *p = args->param;
 	uint8_t pd[CMC_SIDR_REQ_PRIVATE_DATA_SIZE];
 	enum rdmacm_ps ps = (enum rdmacm_ps)id->pub.ps;
 	uint64_t sid;
@@ -976,10 +1033,7 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 		struct cmc_sidr_param s = { 0 };
 
 		s.service_id = sid;
-		s.dst.family = CMC_AF_GID;
-		memcpy(s.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw, 16);
-		s.src.kind = CMC_SEL_GID;
-		memcpy(s.src.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
+		rc_ends(id, &s.dst, &s.src);
 		s.cm_response_timeout = RC_CM_RESPONSE_TIMEOUT;
 		s.max_cm_retries = RC_MAX_CM_RETRIES;
 		s.private_data = pd;
@@ -991,14 +1045,8 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 
 		rc_take_depths(id, p);
 		c.service_id = sid;
-		c.dst.family = CMC_AF_GID;
-		memcpy(c.dst.addr, id->pub.route.addr.addr.ibaddr.dgid.raw, 16);
-		c.src.kind = CMC_SEL_GID;
-		memcpy(c.src.gid, id->pub.route.addr.addr.ibaddr.sgid.raw, 16);
-		c.qp_num = id->pub.qp ? id->pub.qp->qp_num : p ? p->qp_num : 0;
-		c.srq = id->pub.qp ? !!id->pub.qp->srq : p ? p->srq : 0;
-		getrandom(&c.start_psn, sizeof(c.start_psn), 0);
-		c.start_psn &= 0xffffff;
+		rc_ends(id, &c.dst, &c.src);
+		rc_qp_terms(id, p, &c.qp_num, &c.srq, &c.start_psn);
 		c.responder_resources = id->resp_res;
 		c.initiator_depth = id->init_depth;
 		c.flow_control = p ? p->flow_control : 1;
@@ -1045,97 +1093,87 @@ static int rc_connect(struct rc_id *id, const struct rdma_conn_param *p)
 RC_EXPORT int rdma_connect(struct rdma_cm_id *pub,
 			   struct rdma_conn_param *conn_param)
 {
+	struct rc_args a = { .param = conn_param };
 	struct rc_id *id;
 	int r;
 
-	RC_LOCK();
-	id = rc_id_live(pub, "rdma_connect");
-	r = id ? rc_connect(id, conn_param) : 0;
-	if (id && rc.ch)
-		rc_flush();
-	RC_UNLOCK();
-	if (!id)
-		return -1;
-	if (r)
-		return rc_cmc(r);
-	return rc_complete(id);
+	id = rc_call(pub, "rdma_connect", rc_connect, &a, &r);
+	return rc_call_ret(id, r, true);
+}
+
+static int rc_establish(struct rc_id *id, const struct rc_args *a)
+{
+	int r;
+
+	(void)a;
+	if (id->kid)
+		return rc_kern_op(id, RC_KOP_ESTABLISH, NULL, NULL, 0);
+	if (id->pub.qp || id->server || !id->cid || !id->has_route ||
+	    id->st != RC_CONNECT)
+		return -EINVAL;
+	r = cmc_rtu(id->cid, NULL, 0);
+	if (r == 0)
+		id->st = RC_ESTABLISHED;
+	return r;
 }
 
 RC_EXPORT int rdma_establish(struct rdma_cm_id *pub)
 {
 	struct rc_id *id;
-	int r = -EINVAL;
+	int r;
 
-	RC_LOCK();
-	id = rc_id_live(pub, "rdma_establish");
-	if (id && id->kid)
-		r = rc_kern_op(id, RC_KOP_ESTABLISH, NULL, NULL, 0);
-	else if (id && !id->pub.qp && !id->server && id->cid && id->has_route &&
-		 id->st == RC_CONNECT) {
-		r = cmc_rtu(id->cid, NULL, 0);
-		if (r == 0)
-			id->st = RC_ESTABLISHED;
-		rc_flush();
-	}
-	RC_UNLOCK();
-	return id ? rc_cmc(r) : -1;
+	id = rc_call(pub, "rdma_establish", rc_establish, NULL, &r);
+	return rc_call_ret(id, r, false);
 }
 
 /* ------------------------------------------------------------------ */
 /* Both sides */
 
+static int rc_notify(struct rc_id *id, const struct rc_args *a)
+{
+	if (id->kid)
+		return rc_kern_op(id, RC_KOP_NOTIFY, NULL, NULL, (size_t)a->n);
+	if (a->n == IBV_EVENT_PATH_MIG)
+		return 0; /* no alternate path to migrate to */
+	if (a->n != IBV_EVENT_COMM_EST || !id->cid || id->st != RC_CONNECT ||
+	    !id->server)
+		return -EINVAL;
+	return cmc_notify_established(id->cid);
+}
+
 RC_EXPORT int rdma_notify(struct rdma_cm_id *pub, enum ibv_event_type event)
 {
+	struct rc_args a = { .n = (int)event };
 	struct rc_id *id;
-	int r = 0;
+	int r;
 
-	RC_LOCK();
-	id = rc_id_live(pub, "rdma_notify");
-	if (id && id->kid) {
-		r = rc_kern_op(id, RC_KOP_NOTIFY, NULL, NULL, (size_t)event);
-	} else if (id && event == IBV_EVENT_COMM_EST) {
-		if (!id->cid || id->st != RC_CONNECT || !id->server)
-			r = -EINVAL;
-		else
-			r = cmc_notify_established(id->cid);
-		rc_flush();
-	} else if (id && event != IBV_EVENT_PATH_MIG) {
-		r = -EINVAL;
-	}
-	RC_UNLOCK();
-	return id ? rc_cmc(r) : -1;
+	id = rc_call(pub, "rdma_notify", rc_notify, &a, &r);
+	return rc_call_ret(id, r, false);
+}
+
+static int rc_disconnect(struct rc_id *id, const struct rc_args *a)
+{
+	(void)a;
+	if (id->kid)
+		return rc_kern_op(id, RC_KOP_DISCONNECT, NULL, NULL, 0);
+	/* librdmacm moves the QP to ERR first (flushing its work requests),
+	 * then disconnects. */
+	rc_qp_err(id);
+	if (!id->cid || (id->st != RC_ESTABLISHED && id->st != RC_CONNECT &&
+			 id->st != RC_DISCONNECT))
+		return -EINVAL;
+	return cmc_disconnect(id->cid, NULL, 0);
 }
 
 RC_EXPORT int rdma_disconnect(struct rdma_cm_id *pub)
 {
 	struct rc_id *id;
-	int r = 0;
+	int r;
 
-	RC_LOCK();
-	id = rc_id_live(pub, "rdma_disconnect");
-	if (id && id->kid) {
-		r = rc_kern_op(id, RC_KOP_DISCONNECT, NULL, NULL, 0);
-	} else if (id) {
-		/* librdmacm moves the QP to ERR first (flushing its work
-		 * requests), then disconnects. */
-		rc_qp_err(id);
-		if (!id->cid)
-			r = -EINVAL;
-		else if (id->st == RC_ESTABLISHED || id->st == RC_CONNECT ||
-			 id->st == RC_DISCONNECT)
-			r = cmc_disconnect(id->cid, NULL, 0);
-		else
-			r = -EINVAL;
-		rc_flush();
-	}
-	RC_UNLOCK();
-	if (!id)
-		return -1;
-	if (r)
-		return rc_cmc(r);
 	/* As librdmacm: a synchronous id waits for its next event
 	 * (DISCONNECTED, or TIMEWAIT_EXIT after one). */
-	return rc_complete(id);
+	id = rc_call(pub, "rdma_disconnect", rc_disconnect, NULL, &r);
+	return rc_call_ret(id, r, true);
 }
 
 /* ------------------------------------------------------------------ */
