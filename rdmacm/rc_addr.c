@@ -352,7 +352,9 @@ static int gid_set_load(struct gid_set *s, struct ibv_context *const *ctxs,
 		ret = gid_set_read(&cache.s, ctxs, n);
 		if (!ret &&
 		    n <= (int)(sizeof(cache.ctxs) / sizeof(cache.ctxs[0]))) {
-			memcpy(cache.ctxs, ctxs, (size_t)n * sizeof(*ctxs));
+			if (n)
+				memcpy(cache.ctxs, ctxs,
+				       (size_t)n * sizeof(*ctxs));
 			cache.n = n;
 		}
 	}
@@ -365,9 +367,14 @@ static int gid_set_load(struct gid_set *s, struct ibv_context *const *ctxs,
 			gid_set_free(s);
 			ret = -ENOMEM;
 		} else {
-			memcpy(s->e, cache.s.e, cache.s.n * sizeof(*s->e));
-			memcpy(s->end, cache.s.end,
-			       (size_t)n * sizeof(*s->end));
+			/* No device (the simulated fabric): nothing to copy,
+			 * and memcpy must not see the NULL of an empty set. */
+			if (cache.s.n)
+				memcpy(s->e, cache.s.e,
+				       cache.s.n * sizeof(*s->e));
+			if (n)
+				memcpy(s->end, cache.s.end,
+				       (size_t)n * sizeof(*s->end));
 		}
 	}
 	if (cache.n < 0 && !ret) {

@@ -1428,9 +1428,17 @@ err : {
 
 RC_EXPORT void rdma_destroy_ep(struct rdma_cm_id *pub)
 {
-	if (pub && pub->qp)
+	bool live;
+
+	/* Nothing may be read through a destroyed id. */
+	RC_LOCK();
+	live = rc_id_live(pub, "rdma_destroy_ep") != NULL;
+	RC_UNLOCK();
+	if (!live)
+		return;
+	if (pub->qp)
 		rdma_destroy_qp(pub);
-	if (pub && pub->srq)
+	if (pub->srq)
 		rdma_destroy_srq(pub);
 	rdma_destroy_id(pub);
 }

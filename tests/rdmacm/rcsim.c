@@ -110,6 +110,11 @@ void rcs_main(int argc, char **argv)
 
 	if (argc < 2 || strcmp(argv[1], "--valgrind") || RUNNING_ON_VALGRIND)
 		return;
+#ifdef __SANITIZE_ADDRESS__
+	/* memcheck cannot run an ASan build, nor would it add anything. */
+	fprintf(stderr, "built with AddressSanitizer: no valgrind run\n");
+	exit(77);
+#endif
 	execvp(vg[0], vg);
 	fprintf(stderr, "cannot run valgrind (%s): skipped\n", strerror(errno));
 	exit(77);
@@ -399,15 +404,25 @@ struct rdma_conn_param rcs_param(uint32_t qpn, const void *pd, uint8_t len)
 	return p;
 }
 
-struct rdma_cm_id *rcs_resolved_id(struct rdma_event_channel *ch, void *ctx,
-				   unsigned int node, uint16_t port)
+struct rdma_cm_event *rcs_addr_resolved(struct rdma_event_channel *ch,
+					void *ctx, unsigned int node,
+					uint16_t port)
 {
 	struct sockaddr_in dst;
 	struct rdma_cm_id *id = NULL;
 
 	RCS_OK(rdma_create_id(ch, &id, ctx, RDMA_PS_TCP));
 	RCS_OK(rdma_resolve_addr(id, NULL, rcs_addr(&dst, node, port), 2000));
-	rcs_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, id);
+	return rcs_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, id);
+}
+
+struct rdma_cm_id *rcs_resolved_id(struct rdma_event_channel *ch, void *ctx,
+				   unsigned int node, uint16_t port)
+{
+	struct rdma_cm_event *ev = rcs_addr_resolved(ch, ctx, node, port);
+	struct rdma_cm_id *id = ev->id;
+
+	RCS_OK(rdma_ack_cm_event(ev));
 	RCS_OK(rdma_resolve_route(id, 2000));
 	rcs_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, id);
 	return id;

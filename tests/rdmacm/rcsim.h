@@ -77,7 +77,8 @@ int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b);
  * Call first in main(): with the argument --valgrind, and not under
  * valgrind yet, the program runs itself again under memcheck (its sides
  * with it: valgrind follows fork, not the daemons' exec) and exits as
- * that run does, 77 (meson's "skipped") when there is no valgrind.
+ * that run does, 77 (meson's "skipped") when there is no valgrind or
+ * the program is built with AddressSanitizer.
  */
 void rcs_main(int argc, char **argv);
 
@@ -165,6 +166,12 @@ void rcs_nonblock(struct rdma_event_channel *ch, bool on);
 
 /* A conn_param with a made-up QP number and pd/len as private data. */
 struct rdma_conn_param rcs_param(uint32_t qpn, const void *pd, uint8_t len);
+
+/* A new id (context ctx) on ch resolves 127.0.node.1:port; its
+ * ADDR_RESOLVED, the next event on ch, is returned unacked. */
+struct rdma_cm_event *rcs_addr_resolved(struct rdma_event_channel *ch,
+					void *ctx, unsigned int node,
+					uint16_t port);
 
 /*
  * The client's usual start: a new id (context ctx) on ch resolves

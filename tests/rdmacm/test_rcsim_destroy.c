@@ -29,14 +29,10 @@ static int ctx;
 static void local_events(void *arg)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst;
+	struct rdma_cm_event *ev = rcs_addr_resolved(ch, &ctx, 2, RCS_PORT);
+	struct rdma_cm_id *id = ev->id;
 
 	(void)arg;
-	RCS_OK(rdma_create_id(ch, &id, &ctx, RDMA_PS_TCP));
-	RCS_OK(rdma_resolve_addr(id, NULL, rcs_addr(&dst, 2, RCS_PORT), 2000));
-	ev = rcs_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, id);
 	RCS_OK(rdma_resolve_route(id, 2000)); /* ROUTE_RESOLVED queued */
 	RCS_OK(rdma_destroy_id(id));
 	RCS_CHECK(ev->id == id && ev->id->context == &ctx,

@@ -113,20 +113,28 @@ static void t_no_socket(void **state)
 	rcs_run_one(side, path, NULL);
 }
 
+static struct sockaddr_un dead = { .sun_family = AF_UNIX };
+
 static void t_dead_socket(void **state)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 
 	(void)state;
 	/* Bound, never listening: what a daemon that died leaves. */
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/dead.sock",
+	snprintf(dead.sun_path, sizeof(dead.sun_path), "%s/dead.sock",
 		 sim_fab.dir);
 	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&dead, sizeof(dead)), 0);
 	close(fd);
-	rcs_run_one(side, sun.sun_path, NULL);
-	unlink(sun.sun_path);
+	rcs_run_one(side, dead.sun_path, NULL);
+}
+
+/* Also after a failure, so that the fabric's directory can go. */
+static int remove_dead(void **state)
+{
+	(void)state;
+	unlink(dead.sun_path);
+	return 0;
 }
 
 static int group_setup(void **state)
@@ -139,7 +147,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_no_socket),
-		cmocka_unit_test(t_dead_socket),
+		cmocka_unit_test_teardown(t_dead_socket, remove_dead),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, rcs_teardown);
