@@ -136,7 +136,11 @@ int rc_daemon(void)
 		       "cannot use the cmd daemon at %s: %s (is cmd running? "
 		       "$CMD_SOCKET names its socket)",
 		       sock && *sock ? sock : CMC_DEFAULT_SOCKET,
-		       cmc_strerror(r));
+		       /* The socket's own error: "No such file or directory"
+			* reads better here than libcmclient's id wording. */
+		       r == -ENOENT || r == -ECONNREFUSED || r == -EACCES ?
+			       strerror(-r) :
+			       cmc_strerror(r));
 		cmc_close(rc.ch);
 		rc.ch = NULL;
 		rc.open_err = r;
