@@ -51,10 +51,14 @@ for f in "$sbindir/cmd" "$bindir/cmctl" "$bindir/cmmad" \
 	"$sysconfdir/cmd/cmd.conf" \
 	"$mandir/man8/cmd.8" "$mandir/man8/cmctl.8" "$mandir/man1/cmmad.1" \
 	"$mandir/man3/cmclient.3" "$mandir/man1/cmd-rdmacm.1" \
-	"$mandir/man7/cmd-librdmacm.7"; do
+	"$mandir/man7/cmd-librdmacm.7" \
+	"$libdir/cmd/librdmacm.so.1" "$bindir/cmd-rdmacm" \
+	"$libdir/pkgconfig/cmd-rdmacm.pc"; do
 	[ -e "$dest$f" ] || err "not installed: $f"
 done
-for f in "$sbindir/cmd" "$bindir/cmctl" "$bindir/cmmad"; do
+# Never in place of the system's librdmacm.
+[ ! -e "$dest$libdir/librdmacm.so.1" ] || err "librdmacm.so.1 installed in $libdir"
+for f in "$sbindir/cmd" "$bindir/cmctl" "$bindir/cmmad" "$bindir/cmd-rdmacm"; do
 	[ -x "$dest$f" ] || err "not executable: $f"
 done
 grep -qx "ExecStart=$sbindir/cmd" "$dest$unitdir/cmd.service" ||
@@ -111,6 +115,45 @@ if ${CC:-cc} -Wall -Werror ${sanitize:+-fsanitize=$sanitize} \
 	LD_LIBRARY_PATH="$dest$libdir" "$tmp/app" || err "the app did not run"
 else
 	err "the app does not build with pkg-config's flags"
+fi
+
+# A librdmacm program, built with cmd-rdmacm.pc's flags against the
+# system's <rdma/rdma_cma.h>: it must run on the private librdmacm.so.1
+# (the .pc's RUNPATH; relocated here, so LD_LIBRARY_PATH says where).
+cat >"$tmp/rapp.c" <<'APP'
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <rdma/rdma_cma.h>
+
+int main(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	Dl_info info;
+
+	if (!ch || !dladdr((void *)rdma_create_event_channel, &info))
+		return 1;
+	printf("rdma_create_event_channel from %s\n", info.dli_fname);
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
+APP
+sed "s|^prefix=.*|prefix=$dest$prefix|" "$dest$libdir/pkgconfig/cmd-rdmacm.pc" \
+	>"$tmp/pc/cmd-rdmacm.pc"
+flags=$(pkg-config --cflags --libs cmd-rdmacm) || err "pkg-config cmd-rdmacm"
+echo "--- pkg-config --cflags --libs cmd-rdmacm: $flags"
+# shellcheck disable=SC2086 # flags is a list of options
+if ${CC:-cc} -Wall -Werror ${sanitize:+-fsanitize=$sanitize} \
+	-o "$tmp/rapp" "$tmp/rapp.c" $flags -ldl; then
+	LD_LIBRARY_PATH="$dest$libdir/cmd" "$tmp/rapp" >"$tmp/rapp.log" 2>&1 ||
+		err "the librdmacm app did not run: $(cat "$tmp/rapp.log")"
+	cat "$tmp/rapp.log"
+	grep -q "from $dest$libdir/cmd/librdmacm.so.1" "$tmp/rapp.log" ||
+		err "the librdmacm app did not run on cmd's librdmacm"
+	readelf -d "$tmp/rapp" | grep -q "R.*PATH.*$dest$libdir/cmd" ||
+		err "no RUNPATH into $libdir/cmd from cmd-rdmacm.pc"
+else
+	err "a librdmacm app does not build with cmd-rdmacm.pc's flags"
 fi
 
 [ "$fail" = 0 ] && echo "PASS: install lands every file and an app builds"
