@@ -398,6 +398,58 @@ for nm in "${names[@]}"; do
 done
 echo "(cmtime's step totals / connections; ratio = kernel / rdmacm, > 1: cmd-rdmacm"
 echo " is faster; the same binary, Debian's cmtime, unmodified)"
+
+# The same binary's setup (create id .. connect) and teardown (disconnect
+# + destroy) in connections/s, every run, then the median per count: the
+# figures issue 16's first target is stated in.
+echo
+say "cmtime, same binary: setup and teardown, connections/s (ratio rdmacm / kernel)"
+tfmt='%-9s %6s %11s %11s %7s %11s %11s %7s\n'
+# shellcheck disable=SC2059 # the format is the variable
+printf "$tfmt" run conns kern_up/s rdmacm_up/s ratio kern_down/s rdmacm_down/s ratio
+declare -A up_r down_r
+for nm in "${names[@]}"; do
+	kf="$dir/kernel-$nm.client.log" wf="$dir/rdmacm-$nm.client.log"
+	{ [ -f "$kf" ] && [ -f "$wf" ]; } || continue
+	n=${nm%%.*}
+	v=()
+	for f in "$kf" "$wf"; do
+		for st in "create id" "resolve addr" "resolve route" "create qp" connect disconnect destroy; do
+			x=$(cmtime_ms "$f" "$st")
+			v+=("${x:-x}")
+		done
+	done
+	line=$(awk -v n="$n" -v a="${v[*]}" 'function ok(x) { return x ~ /^[0-9.]+$/ }
+		BEGIN {
+			split(a, t, " ")
+			for (i = 1; i <= 14; i++) if (!ok(t[i])) { print "x x x x x x"; exit }
+			ku = n * 1000 / (t[1] + t[2] + t[3] + t[4] + t[5])
+			kd = n * 1000 / (t[6] + t[7])
+			wu = n * 1000 / (t[8] + t[9] + t[10] + t[11] + t[12])
+			wd = n * 1000 / (t[13] + t[14])
+			printf "%.0f %.0f %.3f %.0f %.0f %.3f\n", ku, wu, wu / ku, kd, wd, wd / kd
+		}')
+	read -r ku wu ru kd wd rd <<<"$line"
+	# shellcheck disable=SC2059 # the format is the variable
+	printf "$tfmt" "$nm" "$n" "$ku" "$wu" "$ru" "$kd" "$wd" "$rd"
+	up_r[$n]+=" $ru" down_r[$n]+=" $rd"
+	machine+=" n${nm/./_}_same_setup_ratio=$ru n${nm/./_}_same_teardown_ratio=$rd"
+done
+median() { # values... -> their median ("x" when there are none)
+	printf '%s\n' "$@" | awk '/^[0-9.]+$/ { v[n++] = $1 }
+		END {
+			if (!n) { print "x"; exit }
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+				if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+			print n % 2 ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2
+		}'
+}
+for n in $COUNTS; do
+	# shellcheck disable=SC2086 # lists of ratios
+	mu=$(median ${up_r[$n]:-}) md=$(median ${down_r[$n]:-})
+	echo "   N=$n: median setup ratio $mu, teardown ratio $md (runs:${up_r[$n]:-} /${down_r[$n]:-})"
+	machine+=" n${n}_same_setup_ratio_median=$mu n${n}_same_teardown_ratio_median=$md"
+done
 echo
 echo "(kern_setup: cmtime create id..connect; cmd_setup: cmbench, first create id to"
 echo " last RTU; down: DREQ..DREP + destroy; ratio = cmd / kernel, > 1: cmd is"
