@@ -332,7 +332,6 @@ int cmc_wait_event(struct cmc_channel *ch, const struct cmc_id *id,
 		   struct cmc_event **evp, int timeout_ms);
 int cmc_info_for(struct cmc_id *id);
 int cmc_ps(enum cmc_rdma_ps ps, enum rdmacm_ps *out);
-bool cmc_gid_v4(const uint8_t *g);
 bool cmc_gid_ll(const uint8_t *g);
 bool cmc_gid_zero(const uint8_t *g);
 bool cmc_port_allowed(const struct cmc_port_info *pi,

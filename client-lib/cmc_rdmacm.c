@@ -41,13 +41,6 @@ CMC_EXPORT uint64_t cmc_rdma_service_id(enum cmc_rdma_ps ps, uint16_t port)
 	return rdmacm_service_id(p, port);
 }
 
-bool cmc_gid_v4(const uint8_t *g)
-{
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(g, pfx, sizeof(pfx));
-}
-
 bool cmc_gid_ll(const uint8_t *g)
 {
 	return g[0] == 0xfe && (g[1] & 0xc0) == 0x80;
@@ -92,7 +85,7 @@ int cmc_pick_sgid(struct cmc_channel *ch, const uint8_t *dgid,
 {
 	struct cmc_port_info *pi;
 	uint64_t cursor = 0;
-	bool v4 = cmc_gid_v4(dgid), ll = cmc_gid_ll(dgid);
+	bool v4 = rdmacm_gid_is_v4(dgid), ll = cmc_gid_ll(dgid);
 	int n, ret = -EADDRNOTAVAIL;
 
 	pi = calloc(CMC_PORTS_BATCH_MAX, sizeof(*pi));
@@ -117,7 +110,7 @@ int cmc_pick_sgid(struct cmc_channel *ch, const uint8_t *dgid,
 				const struct cmc_port_gid *g = &p->gids[i];
 
 				if (cmc_gid_zero(g->gid) ||
-				    cmc_gid_v4(g->gid) != v4)
+				    rdmacm_gid_is_v4(g->gid) != v4)
 					continue;
 				score = g->type == CMC_GID_ROCE_V2 ? 2 : 0;
 				if (!v4 && cmc_gid_ll(g->gid) == ll)
@@ -233,8 +226,8 @@ static int cmc_ip_req(struct cmc_id *id, const struct sockaddr *dst,
 	if (src)
 		rdmacm_gid_from_addr(sgid, src);
 	/* An unspecified source (0.0.0.0 maps to ::ffff:0.0.0.0). */
-	if (cmc_gid_zero(sgid) || (cmc_gid_v4(sgid) && !sgid[12] && !sgid[13] &&
-				   !sgid[14] && !sgid[15])) {
+	if (cmc_gid_zero(sgid) || (rdmacm_gid_is_v4(sgid) && !sgid[12] &&
+				   !sgid[13] && !sgid[14] && !sgid[15])) {
 		struct cmp_port_sel chk = { 0 };
 
 		/* The selector is read here only, so it is checked here. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pcap.h"
+#include "rdmacm.h"
 
 /*
  * Classic pcap (tcpdump.org "pcap savefile format"). The nanosecond magic
@@ -308,15 +309,6 @@ int pcap_ib_record(uint8_t *buf, size_t size, const struct pcap_ib_addr *a,
 	return (int)(PCAP_REC_HDR_SIZE + frame_len);
 }
 
-static const uint8_t v4_mapped_prefix[12] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF,
-};
-
-static bool gid_is_v4_mapped(const uint8_t *gid)
-{
-	return !memcmp(gid, v4_mapped_prefix, sizeof(v4_mapped_prefix));
-}
-
 /*
  * RFC 1071: the Internet checksum is the one's complement of the one's
  * complement sum of 16-bit words. csum_add sums a run of bytes (a trailing
@@ -467,7 +459,7 @@ static uint32_t roce_icrc(const uint8_t *ip, size_t hdr_len, bool v4,
 int pcap_roce_record(uint8_t *buf, size_t size, const struct pcap_ib_addr *a,
 		     const uint8_t mad[CM_MAD_SIZE], const struct timespec *ts)
 {
-	bool v4 = gid_is_v4_mapped(a->sgid);
+	bool v4 = rdmacm_gid_is_v4(a->sgid);
 	size_t ip_len = v4 ? IPV4_SIZE : IPV6_SIZE;
 	size_t udp_len =
 		UDP_SIZE + BTH_SIZE + DETH_SIZE + CM_MAD_SIZE + ICRC_SIZE;
@@ -477,7 +469,7 @@ int pcap_roce_record(uint8_t *buf, size_t size, const struct pcap_ib_addr *a,
 	uint8_t *bth = ip + ip_len + UDP_SIZE;
 	int err;
 
-	if (v4 != gid_is_v4_mapped(a->dgid))
+	if (v4 != rdmacm_gid_is_v4(a->dgid))
 		return -EINVAL;
 	err = rec_begin(buf, size, a, ts, frame_len);
 	if (err)

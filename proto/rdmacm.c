@@ -147,10 +147,13 @@ int rdmacm_gid_from_addr(uint8_t gid[16], const struct sockaddr *addr)
 	return -EAFNOSUPPORT;
 }
 
+int rdmacm_gid_is_v4(const uint8_t gid[16])
+{
+	return !memcmp(gid, v4_mapped, sizeof(v4_mapped));
+}
+
 void rdmacm_addr_from_gid(const uint8_t gid[16], struct sockaddr_storage *addr)
 {
 	/* A v4-mapped GID holds the IPv4 address where the header form does. */
-	int v4 = !memcmp(gid, v4_mapped, sizeof(v4_mapped));
-
-	addr_get(addr, v4 ? 4 : 6, gid, 0);
+	addr_get(addr, rdmacm_gid_is_v4(gid) ? 4 : 6, gid, 0);
 }

@@ -83,5 +83,7 @@ int rdmacm_hdr_decode(const uint8_t *pd, size_t len, uint64_t service_id,
  */
 int rdmacm_gid_from_addr(uint8_t gid[16], const struct sockaddr *addr);
 void rdmacm_addr_from_gid(const uint8_t gid[16], struct sockaddr_storage *addr);
+/* Is gid an IPv4 address's RoCE GID (::ffff:a.b.c.d)? */
+int rdmacm_gid_is_v4(const uint8_t gid[16]);
 
 #endif
