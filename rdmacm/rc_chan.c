@@ -104,6 +104,31 @@ struct rc_ev *rc_ev_new(struct rc_id *id, enum rdma_cm_event_type type,
 	return ev;
 }
 
+/* The event's private data: copied into it (the source's memory is not
+ * ours to keep), len bytes at most as much as it holds, NULL when none. */
+void rc_ev_set_pd(struct rc_ev *ev, const void *pd, size_t len, bool ud)
+{
+	if (len > sizeof(ev->pd))
+		len = sizeof(ev->pd);
+	if (len)
+		memcpy(ev->pd, pd, len);
+	if (ud) {
+		ev->pub.param.ud.private_data = len ? ev->pd : NULL;
+		ev->pub.param.ud.private_data_len = (uint8_t)len;
+	} else {
+		ev->pub.param.conn.private_data = len ? ev->pd : NULL;
+		ev->pub.param.conn.private_data_len = (uint8_t)len;
+	}
+}
+
+/* A CONNECT_REQUEST's listener, held while the event lives. */
+void rc_ev_set_listener(struct rc_ev *ev, struct rc_id *lst)
+{
+	ev->pub.listen_id = &lst->pub;
+	ev->listen = lst;
+	rc_id_ref(lst);
+}
+
 void rc_ev_queue(struct rc_ev *ev)
 {
 	/* A CONNECT_REQUEST goes where its listener's events go, even when
@@ -302,20 +327,30 @@ RC_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 	return 0;
 }
 
+/* Free a delivered event (under rc.mu); false when event is none that
+ * rdma_get_cm_event returned and nobody freed yet. */
+bool rc_ev_release(struct rdma_cm_event *event)
+{
+	struct hnode *n =
+		htable_find(&rc.held, rc_ptr_hash(event), rc_ev_eq, event);
+
+	if (!n)
+		return false;
+	htable_remove(&rc.held, n);
+	rc_ev_free(htable_entry(n, struct rc_ev, held));
+	return true;
+}
+
 RC_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
-	struct hnode *n;
+	bool ok;
 
 	if (!event)
 		return rc_err(EINVAL);
 	RC_LOCK();
-	n = htable_find(&rc.held, rc_ptr_hash(event), rc_ev_eq, event);
-	if (n) {
-		htable_remove(&rc.held, n);
-		rc_ev_free(htable_entry(n, struct rc_ev, held));
-	}
+	ok = rc_ev_release(event);
 	RC_UNLOCK();
-	if (!n) {
+	if (!ok) {
 		rc_log(1, "rdma_ack_cm_event: not an event rdma_get_cm_event "
 			  "returned, or acked already");
 		return rc_err(EINVAL);

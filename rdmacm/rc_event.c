@@ -18,23 +18,6 @@
 
 #include "rdmacm.h"
 
-/* The private data the kernel's rdma_cm reports: the message's whole
- * area (the wire does not say how much the peer meant), less the CMA
- * header for requests. */
-static void rc_ev_pd(struct rc_ev *ev, const uint8_t *pd, size_t len, bool ud)
-{
-	if (len > sizeof(ev->pd))
-		len = sizeof(ev->pd);
-	memcpy(ev->pd, pd, len);
-	if (ud) {
-		ev->pub.param.ud.private_data = len ? ev->pd : NULL;
-		ev->pub.param.ud.private_data_len = (uint8_t)len;
-	} else {
-		ev->pub.param.conn.private_data = len ? ev->pd : NULL;
-		ev->pub.param.conn.private_data_len = (uint8_t)len;
-	}
-}
-
 static void rc_fail_to(struct rc_id *id, enum rc_state st)
 {
 	rc_qp_err(id);
@@ -47,7 +30,10 @@ static void rc_fail_to(struct rc_id *id, enum rc_state st)
 
 typedef struct rc_ev *rc_ev_fn(struct rc_id *id, const struct cmc_event *e);
 
-/* REQ_RECEIVED / SIDR_REQ_RECEIVED: a new id under the listener. */
+/* REQ_RECEIVED / SIDR_REQ_RECEIVED: a new id under the listener. The
+ * private data is what the kernel's rdma_cm reports, here and for every
+ * event: the message's whole area (the wire does not say how much the peer
+ * meant), less the CMA header for requests. */
 static struct rc_ev *rc_on_req(struct rc_id *lst, const struct cmc_event *e)
 {
 	bool ud = e->type == CMC_EVENT_SIDR_REQ_RECEIVED;
@@ -110,10 +96,8 @@ static struct rc_ev *rc_on_req(struct rc_id *lst, const struct cmc_event *e)
 		rc_id_destroy_child(id);
 		return NULL;
 	}
-	ev->pub.listen_id = &lst->pub;
-	ev->listen = lst;
-	rc_id_ref(lst);
-	rc_ev_pd(ev, pd + RDMACM_HDR_SIZE, len - RDMACM_HDR_SIZE, ud);
+	rc_ev_set_listener(ev, lst);
+	rc_ev_set_pd(ev, pd + RDMACM_HDR_SIZE, len - RDMACM_HDR_SIZE, ud);
 	if (ud)
 		return ev;
 	/* The kernel's ib_cm reports the requester's values from the
@@ -168,7 +152,7 @@ static struct rc_ev *rc_on_rep(struct rc_id *id, const struct cmc_event *e)
 		       status);
 	if (!ev)
 		return NULL;
-	rc_ev_pd(ev, rep->private_data, CMC_REP_PRIVATE_DATA_SIZE, false);
+	rc_ev_set_pd(ev, rep->private_data, CMC_REP_PRIVATE_DATA_SIZE, false);
 	ev->pub.param.conn.responder_resources = rep->initiator_depth;
 	ev->pub.param.conn.initiator_depth = rep->responder_resources;
 	ev->pub.param.conn.flow_control = rep->flow_control;
@@ -196,8 +180,9 @@ static struct rc_ev *rc_on_rej(struct rc_id *id, const struct cmc_event *e)
 	/* rdma_cm reports the IBTA REJ reason as the status. */
 	ev = rc_ev_new(id, RDMA_CM_EVENT_REJECTED, e->u.rej.reason);
 	if (ev)
-		rc_ev_pd(ev, e->u.rej.private_data, CMC_REJ_PRIVATE_DATA_SIZE,
-			 id->pub.qp_type == IBV_QPT_UD);
+		rc_ev_set_pd(ev, e->u.rej.private_data,
+			     CMC_REJ_PRIVATE_DATA_SIZE,
+			     id->pub.qp_type == IBV_QPT_UD);
 	return ev;
 }
 
@@ -258,7 +243,8 @@ static struct rc_ev *rc_on_sidr_rep(struct rc_id *id, const struct cmc_event *e)
 			      -EINVAL);
 	if (!ev)
 		return NULL;
-	rc_ev_pd(ev, rep->private_data, CMC_SIDR_REP_PRIVATE_DATA_SIZE, true);
+	rc_ev_set_pd(ev, rep->private_data, CMC_SIDR_REP_PRIVATE_DATA_SIZE,
+		     true);
 	if (ok) {
 		rc_id_set_path(id, &rep->path);
 		rc_ud_ah(id, &rep->path, &ev->pub.param.ud.ah_attr);

@@ -68,6 +68,16 @@ void rc_id_reject_new(struct cmc_id *cid, unsigned int reason, bool sidr)
 	cmc_destroy_id(cid);
 }
 
+/* A synchronous id's kept event (librdmacm's id->event), freed: its
+ * channel is going away. */
+static void rc_sync_event_drop(struct rc_id *id)
+{
+	if (id->pub.event) {
+		rc_ev_release(id->pub.event);
+		id->pub.event = NULL;
+	}
+}
+
 /* Forget an id: the daemon's id goes (finishing its protocol), its queued
  * events are dropped, a synchronous id's channel is closed. The memory
  * stays while delivered events point to it. */
@@ -85,13 +95,7 @@ static void rc_id_forget(struct rc_id *id)
 	rc_ev_drop_id(ch, id);
 	ch->ids--;
 	if (id->sync) {
-		if (id->pub.event) {
-			struct rc_ev *ev = (struct rc_ev *)id->pub.event;
-
-			id->pub.event = NULL;
-			htable_remove(&rc.held, &ev->held);
-			rc_ev_free(ev);
-		}
+		rc_sync_event_drop(id);
 		if (!ch->ids)
 			rc_chan_free(ch);
 	}
@@ -184,39 +188,28 @@ static int rc_id_place(struct rc_id *id, const struct rc_where *w)
 	return 0;
 }
 
-static bool rc_gid_v4(const uint8_t *g)
-{
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(g, pfx, sizeof(pfx));
-}
-
 /* The daemon's own port for a GID that no verbs device holds. */
 static int rc_where_daemon(const union ibv_gid *gid, bool any_v4,
 			   struct rc_where *w)
 {
 	const struct cmc_port_info *p = NULL;
+	const struct cmc_port_gid *pg = NULL;
 	int r = rc_ports();
 
 	if (r)
 		return r;
 	if (gid)
-		p = rc_port_of_gid(gid);
+		p = rc_port_gid(gid, &pg);
 	if (!p && any_v4)
-		p = rc_port_first_v4();
+		p = rc_port_gid(NULL, &pg);
 	/* Only ports no verbs device is behind (the simulated fabric): a
 	 * real device's addresses are the routing table's to place. */
 	if (!p || rc_dev_by_name(p->dev_name))
 		return -EADDRNOTAVAIL;
 	w->ctx = NULL;
 	w->port_num = p->port_num;
-	for (unsigned int g = 0; g < CMC_PORT_GIDS && g < p->n_gids; g++)
-		if (gid ? !memcmp(p->gids[g].gid, gid->raw, 16) :
-			  rc_gid_v4(p->gids[g].gid)) {
-			w->gid_index = p->gids[g].index;
-			memcpy(w->sgid.raw, p->gids[g].gid, 16);
-			break;
-		}
+	w->gid_index = pg->index;
+	memcpy(w->sgid.raw, pg->gid, 16);
 	return 0;
 }
 
@@ -1334,14 +1327,7 @@ RC_EXPORT int rdma_migrate_id(struct rdma_cm_id *pub,
 	}
 	rc_ev_drop_id(from, NULL); /* re-link the tail, fix the fd */
 	if (id->sync) {
-		if (id->pub.event) {
-			struct rdma_cm_event *e = id->pub.event;
-
-			id->pub.event = NULL;
-			RC_UNLOCK();
-			rdma_ack_cm_event(e);
-			RC_LOCK();
-		}
+		rc_sync_event_drop(id);
 		if (!from->ids)
 			rc_chan_free(from);
 	}

@@ -136,7 +136,6 @@ struct rc_proc {
 	int open_err; /* why it could not be opened (negative errno) */
 	bool opened; /* tried */
 	pthread_t reader;
-	bool reader_started;
 	int wake_fd; /* eventfd: wakes the reader (new kernel channel) */
 	struct ibv_device **dev_list;
 	struct rc_dev *devs;
@@ -168,8 +167,8 @@ int rc_dev_open(struct rc_dev *d); /* its context, once */
 int rc_dev_get(struct rc_id *id, struct rc_dev *d); /* open, ref */
 void rc_dev_put(struct rc_id *id);
 int rc_ports(void); /* the daemon's ports, once */
-const struct cmc_port_info *rc_port_of_gid(const union ibv_gid *gid);
-const struct cmc_port_info *rc_port_first_v4(void);
+const struct cmc_port_info *rc_port_gid(const union ibv_gid *gid,
+					const struct cmc_port_gid **gp);
 void rc_wake_reader(void);
 void rc_flush(void);
 
@@ -189,6 +188,9 @@ void rc_id_track(struct rc_id *id, bool on);
 void rc_id_unref(struct rc_id *id);
 
 void rc_ev_free(struct rc_ev *ev);
+bool rc_ev_release(struct rdma_cm_event *event);
+void rc_ev_set_pd(struct rc_ev *ev, const void *pd, size_t len, bool ud);
+void rc_ev_set_listener(struct rc_ev *ev, struct rc_id *lst);
 void rc_id_free(struct rc_id *id);
 void rc_id_destroy_child(struct rc_id *child);
 

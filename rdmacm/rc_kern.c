@@ -382,7 +382,7 @@ static void rc_kern_event(const struct rdma_cm_event *ke)
 	struct rc_id *id = ke->id ? ke->id->context : NULL;
 	struct rc_id *lst = NULL;
 	struct rc_ev *ev;
-	size_t len;
+	bool ud;
 
 	if (ke->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		lst = ke->listen_id ? ke->listen_id->context : NULL;
@@ -396,27 +396,18 @@ static void rc_kern_event(const struct rdma_cm_event *ke)
 	ev = rc_ev_new(id, ke->event, ke->status);
 	if (!ev)
 		return;
+	/* The kernel library's event is acked (freed) right after: its
+	 * private data is copied into ours. */
 	ev->pub.param = ke->param;
-	len = id->pub.qp_type == IBV_QPT_UD ? ke->param.ud.private_data_len :
-					      ke->param.conn.private_data_len;
-	if (len > sizeof(ev->pd))
-		len = sizeof(ev->pd);
-	if (len) {
-		const void *src = id->pub.qp_type == IBV_QPT_UD ?
-					  ke->param.ud.private_data :
-					  ke->param.conn.private_data;
-
-		memcpy(ev->pd, src, len);
-		if (id->pub.qp_type == IBV_QPT_UD)
-			ev->pub.param.ud.private_data = ev->pd;
-		else
-			ev->pub.param.conn.private_data = ev->pd;
-	}
-	if (lst) {
-		ev->pub.listen_id = &lst->pub;
-		ev->listen = lst;
-		rc_id_ref(lst);
-	}
+	ud = id->pub.qp_type == IBV_QPT_UD;
+	rc_ev_set_pd(ev,
+		     ud ? ke->param.ud.private_data :
+			  ke->param.conn.private_data,
+		     ud ? ke->param.ud.private_data_len :
+			  ke->param.conn.private_data_len,
+		     ud);
+	if (lst)
+		rc_ev_set_listener(ev, lst);
 	rc_ev_queue(ev);
 }
 

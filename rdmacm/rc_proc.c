@@ -16,6 +16,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "rdmacm.h"
+
 struct rc_proc rc = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.wake_fd = -1,
@@ -147,7 +149,6 @@ int rc_daemon(void)
 		return r;
 	}
 	pthread_detach(rc.reader);
-	rc.reader_started = true;
 	return 0;
 }
 
@@ -188,34 +189,24 @@ int rc_ports(void)
 	return 0;
 }
 
-const struct cmc_port_info *rc_port_of_gid(const union ibv_gid *gid)
+/* The daemon's port and GID entry holding gid, or with gid NULL the
+ * first served active RoCE port's first IPv4 GID (what the daemon itself
+ * would pick for an IPv4 destination); NULL when there is none. */
+const struct cmc_port_info *rc_port_gid(const union ibv_gid *gid,
+					const struct cmc_port_gid **gp)
 {
 	for (unsigned int i = 0; i < rc.n_ports; i++) {
 		const struct cmc_port_info *p = &rc.ports[i];
 
-		for (unsigned int g = 0; g < CMC_PORT_GIDS && g < p->n_gids;
-		     g++)
-			if (!memcmp(p->gids[g].gid, gid->raw, 16))
-				return p;
-	}
-	return NULL;
-}
-
-/* The first served active RoCE port with an IPv4 GID (what the daemon
- * itself would pick for an IPv4 destination). */
-const struct cmc_port_info *rc_port_first_v4(void)
-{
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-	for (unsigned int i = 0; i < rc.n_ports; i++) {
-		const struct cmc_port_info *p = &rc.ports[i];
-
-		if (!p->up || p->link_layer != CMC_LINK_ROCE)
+		if (!gid && (!p->up || p->link_layer != CMC_LINK_ROCE))
 			continue;
 		for (unsigned int g = 0; g < CMC_PORT_GIDS && g < p->n_gids;
 		     g++)
-			if (!memcmp(p->gids[g].gid, pfx, sizeof(pfx)))
+			if (gid ? !memcmp(p->gids[g].gid, gid->raw, 16) :
+				  rdmacm_gid_is_v4(p->gids[g].gid)) {
+				*gp = &p->gids[g];
 				return p;
+			}
 	}
 	return NULL;
 }
