@@ -73,52 +73,7 @@ const char *cm_msg_type_name(enum cm_msg_type type)
 	return d ? d->name : "?";
 }
 
-uint64_t cm_bits_get(const uint8_t *buf, unsigned int byte, unsigned int bit,
-		     unsigned int width)
-{
-	uint64_t v = 0;
-	unsigned int pos = byte * 8 + bit;
-	unsigned int end = pos + width;
-
-	/* Whole bytes first where the field allows it, else bit by bit. */
-	while (pos < end) {
-		if (pos % 8 == 0 && end - pos >= 8) {
-			v = (v << 8) | buf[pos / 8];
-			pos += 8;
-		} else {
-			v = (v << 1) | ((buf[pos / 8] >> (7 - pos % 8)) & 1);
-			pos++;
-		}
-	}
-	return v;
-}
-
-void cm_bits_set(uint8_t *buf, unsigned int byte, unsigned int bit,
-		 unsigned int width, uint64_t value)
-{
-	unsigned int pos = byte * 8 + bit + width;
-	unsigned int start = byte * 8 + bit;
-
-	/* Walk from the least significant end of the field backwards. */
-	while (pos > start) {
-		if (pos % 8 == 0 && pos - start >= 8) {
-			pos -= 8;
-			buf[pos / 8] = (uint8_t)value;
-			value >>= 8;
-		} else {
-			pos--;
-			uint8_t mask = (uint8_t)(1u << (7 - pos % 8));
-
-			if (value & 1)
-				buf[pos / 8] |= mask;
-			else
-				buf[pos / 8] &= (uint8_t)~mask;
-			value >>= 1;
-		}
-	}
-}
-
-static uint64_t be_get(const uint8_t *p, unsigned int n)
+static inline uint64_t be_get(const uint8_t *p, unsigned int n)
 {
 	uint64_t v = 0;
 
@@ -127,13 +82,151 @@ static uint64_t be_get(const uint8_t *p, unsigned int n)
 	return v;
 }
 
-static void be_put(uint8_t *p, unsigned int n, uint64_t v)
+static inline void be_put(uint8_t *p, unsigned int n, uint64_t v)
 {
 	for (unsigned int i = n; i-- > 0;) {
 		p[i] = (uint8_t)v;
 		v >>= 8;
 	}
 }
+
+/*
+ * A field of width bits starting bit bits into byte byte (bit 0 the most
+ * significant), big-endian, as the IBTA draws it. Every CM field fits in
+ * the eight bytes from its first (a 64-bit field starts on a byte): read
+ * those bytes as one number and shift and mask, rather than walk bits.
+ * A field that would need a ninth byte is walked bit by bit. Inline, so
+ * that where byte, bit and width are constants (the codecs below) each
+ * field compiles to a few loads, shifts and stores.
+ */
+static inline uint64_t bits_get(const uint8_t *buf, unsigned int byte,
+				unsigned int bit, unsigned int width)
+{
+	unsigned int nbytes = (bit % 8 + width + 7) / 8;
+	unsigned int tail = nbytes * 8 - bit % 8 - width;
+	uint64_t v = 0;
+
+	byte += bit / 8;
+	if (nbytes > 8) {
+		for (unsigned int pos = byte * 8 + bit % 8;
+		     pos < byte * 8 + bit % 8 + width; pos++)
+			v = (v << 1) | ((buf[pos / 8] >> (7 - pos % 8)) & 1);
+		return v;
+	}
+	v = be_get(buf + byte, nbytes) >> tail;
+	return width >= 64 ? v : v & ((UINT64_C(1) << width) - 1);
+}
+
+static inline void bits_set(uint8_t *buf, unsigned int byte, unsigned int bit,
+			    unsigned int width, uint64_t value)
+{
+	unsigned int nbytes = (bit % 8 + width + 7) / 8;
+	unsigned int tail = nbytes * 8 - bit % 8 - width;
+	uint64_t mask = width >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << width) - 1;
+
+	byte += bit / 8;
+	if (nbytes > 8) {
+		/* From the least significant end of the field backwards. */
+		for (unsigned int pos = byte * 8 + bit % 8 + width;
+		     pos-- > byte * 8 + bit % 8; value >>= 1) {
+			uint8_t m = (uint8_t)(1u << (7 - pos % 8));
+
+			buf[pos / 8] =
+				(uint8_t)((value & 1) ? buf[pos / 8] | m :
+							buf[pos / 8] & ~m);
+		}
+		return;
+	}
+	mask <<= tail;
+	if (bit % 8 == 0 && width % 8 == 0) /* whole bytes: no merge */
+		be_put(buf + byte, nbytes, value);
+	else
+		be_put(buf + byte, nbytes,
+		       (be_get(buf + byte, nbytes) & ~mask) |
+			       ((value << tail) & mask));
+}
+
+uint64_t cm_bits_get(const uint8_t *buf, unsigned int byte, unsigned int bit,
+		     unsigned int width)
+{
+	return bits_get(buf, byte, bit, width);
+}
+
+void cm_bits_set(uint8_t *buf, unsigned int byte, unsigned int bit,
+		 unsigned int width, uint64_t value)
+{
+	bits_set(buf, byte, bit, width, value);
+}
+
+/*
+ * The codec proper: one encoder and one decoder per message, expanded from
+ * cm_fields.def like the descriptor arrays above, so both follow the one
+ * table. Walking the descriptors cost ~1,700 instructions per MAD encoded;
+ * with every field's place a constant it is a few per field. The encoder
+ * writes into a zeroed data area (reserved fields stay zero); the decoder
+ * notes the first non-zero reserved field in *rsvd, in table order.
+ */
+#define CM_ENC_u8(name, field, byte, bit, width)                               \
+	bits_set(p, byte, bit, width, m->name.field);
+#define CM_ENC_u16 CM_ENC_u8
+#define CM_ENC_u32 CM_ENC_u8
+#define CM_ENC_u64 CM_ENC_u8
+#define CM_ENC_bytes(name, field, byte, bit, width)                            \
+	memcpy(p + (byte), m->name.field, (width) / 8);
+#define CM_ENC_rsvd(name, field, byte, bit, width)
+
+#define CM_MSG(NAME, name, attr, table)                                        \
+	static void cm_enc_##name(const struct cm_msg *m, uint8_t *p)          \
+	{
+#define CM_FIELD(name, field, byte, bit, width, kind)                          \
+	CM_ENC_##kind(name, field, byte, bit, width)
+#define CM_END(name) }
+#include "cm_fields.def"
+#undef CM_MSG
+#undef CM_FIELD
+#undef CM_END
+
+#define CM_DEC_INT(name, field, byte, bit, width, type)                        \
+	m->name.field = (type)bits_get(p, byte, bit, width);
+#define CM_DEC_u8(n, f, by, bi, w) CM_DEC_INT(n, f, by, bi, w, uint8_t)
+#define CM_DEC_u16(n, f, by, bi, w) CM_DEC_INT(n, f, by, bi, w, uint16_t)
+#define CM_DEC_u32(n, f, by, bi, w) CM_DEC_INT(n, f, by, bi, w, uint32_t)
+#define CM_DEC_u64(n, f, by, bi, w) CM_DEC_INT(n, f, by, bi, w, uint64_t)
+#define CM_DEC_bytes(name, field, byte, bit, width)                            \
+	memcpy(m->name.field, p + (byte), (width) / 8);
+#define CM_DEC_rsvd(name, field, byte, bit, width)                             \
+	do {                                                                   \
+		uint64_t v = bits_get(p, byte, bit, width);                    \
+		if (v && rsvd->code == CM_FAULT_NONE)                          \
+			*rsvd = (struct cm_fault){ CM_FAULT_RESERVED, #field,  \
+						   v, -1 };                    \
+	} while (0);
+
+#define CM_MSG(NAME, name, attr, table)                                        \
+	static void cm_dec_##name(struct cm_msg *m, const uint8_t *p,          \
+				  struct cm_fault *rsvd)                       \
+	{
+#define CM_FIELD(name, field, byte, bit, width, kind)                          \
+	CM_DEC_##kind(name, field, byte, bit, width)
+#define CM_END(name) }
+#include "cm_fields.def"
+#undef CM_MSG
+#undef CM_FIELD
+#undef CM_END
+
+static const struct {
+	void (*enc)(const struct cm_msg *m, uint8_t *p);
+	void (*dec)(struct cm_msg *m, const uint8_t *p, struct cm_fault *rsvd);
+} cm_codecs[CM_MSG__COUNT] = {
+#define CM_MSG(NAME, name, attr, table)                                        \
+	[CM_MSG_##NAME] = { cm_enc_##name, cm_dec_##name },
+#define CM_FIELD(name, field, byte, bit, width, kind)
+#define CM_END(name)
+#include "cm_fields.def"
+#undef CM_MSG
+#undef CM_FIELD
+#undef CM_END
+};
 
 static uint64_t field_load(const void *body, const struct cm_field_desc *f)
 {
@@ -197,11 +290,6 @@ uint64_t cm_field_get(const struct cm_msg *msg, const struct cm_field_desc *f)
 void cm_field_set(struct cm_msg *msg, const struct cm_field_desc *f, uint64_t v)
 {
 	field_store(&msg->req, f, v);
-}
-
-static uint64_t width_mask(unsigned int width)
-{
-	return width >= 64 ? UINT64_MAX : (UINT64_C(1) << width) - 1;
 }
 
 const char *cm_fault_str(enum cm_fault_code code)
@@ -346,7 +434,6 @@ static int mad_decode(const void *buf, size_t len, unsigned int flags,
 		      struct cm_msg *m, struct cm_fault *out)
 {
 	const uint8_t *p = buf;
-	const struct cm_msg_desc *d;
 	struct cm_fault rsvd = { CM_FAULT_NONE, NULL, 0, -1 };
 	int type;
 
@@ -375,32 +462,7 @@ static int mad_decode(const void *buf, size_t len, unsigned int flags,
 		rsvd = (struct cm_fault){ CM_FAULT_RESERVED, "mad_rsvd",
 					  m->hdr.rsvd, -1 };
 
-	d = &cm_msgs[type];
-	p += CM_MAD_HDR_SIZE;
-	for (unsigned int i = 0; i < d->nfields; i++) {
-		const struct cm_field_desc *f = &d->fields[i];
-		uint64_t v;
-
-		switch (f->kind) {
-		case CM_KIND_bytes:
-			memcpy((uint8_t *)&m->req + f->offset, p + f->byte,
-			       f->width / 8);
-			break;
-		case CM_KIND_rsvd:
-			v = cm_bits_get(p, f->byte, f->bit, f->width);
-			if (v && rsvd.code == CM_FAULT_NONE)
-				rsvd = (struct cm_fault){ CM_FAULT_RESERVED,
-							  f->name, v, -1 };
-			break;
-		case CM_KIND_u8:
-		case CM_KIND_u16:
-		case CM_KIND_u32:
-		case CM_KIND_u64:
-			v = cm_bits_get(p, f->byte, f->bit, f->width);
-			field_store(&m->req, f, v);
-			break;
-		}
-	}
+	cm_codecs[type].dec(m, p + CM_MAD_HDR_SIZE, &rsvd);
 
 	if (rsvd.code != CM_FAULT_NONE && (flags & CM_DECODE_STRICT))
 		return fault(out, rsvd.code, rsvd.field, rsvd.value);
@@ -454,27 +516,7 @@ int cm_mad_encode(const struct cm_msg *m, uint8_t out[CM_MAD_SIZE])
 	h.attr_id = d->attr_id;
 	hdr_encode(&h, out);
 
-	for (unsigned int i = 0; i < d->nfields; i++) {
-		const struct cm_field_desc *f = &d->fields[i];
-
-		switch (f->kind) {
-		case CM_KIND_bytes:
-			memcpy(p + f->byte,
-			       (const uint8_t *)&m->req + f->offset,
-			       f->width / 8);
-			break;
-		case CM_KIND_rsvd:
-			break;
-		case CM_KIND_u8:
-		case CM_KIND_u16:
-		case CM_KIND_u32:
-		case CM_KIND_u64:
-			cm_bits_set(p, f->byte, f->bit, f->width,
-				    field_load(&m->req, f) &
-					    width_mask(f->width));
-			break;
-		}
-	}
+	cm_codecs[m->type].enc(m, p);
 	return 0;
 }
 

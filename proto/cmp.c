@@ -61,14 +61,14 @@
 			CMP_BAD(what " not zero beyond its length");           \
 	} while (0)
 
+/* All n bytes zero: the first is, and each equals the next (memcmp's
+ * word-at-a-time compare, not a loop over bytes: private data is checked
+ * on every request). */
 static bool cmp_zero(const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
+	return n == 0 || (b[0] == 0 && memcmp(b, b + 1, n - 1) == 0);
 }
 
 /*
@@ -1023,9 +1023,22 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 	return d->check ? d->check(msg, why) : 0;
 }
 
+size_t cmp_msg_extent(enum cmp_type type)
+{
+	const struct cmp_type_desc *d = cmp_desc(type);
+
+	if (!d || d->entry_size)
+		return sizeof(struct cmp_msg);
+	if (type == CMP_TYPE_EVENT)
+		return sizeof(struct cmp_hdr) + sizeof(struct cmp_event);
+	return sizeof(struct cmp_hdr) + d->size;
+}
+
 void cmp_msg_init(struct cmp_msg *msg, enum cmp_type type, uint32_t seq)
 {
-	memset(msg, 0, sizeof(*msg));
+	/* Not all CMP_MSG_MAX bytes: every request, reply and event is
+	 * built in one, and most are a few dozen bytes. */
+	memset(msg, 0, cmp_msg_extent(type));
 	msg->hdr.version =
 		(type == CMP_TYPE_HELLO || type == CMP_TYPE_HELLO_REPLY) ?
 			CMP_VERSION_HELLO :
@@ -1079,13 +1092,12 @@ int cmp_decode(const void *buf, size_t len, struct cmp_msg *msg,
 	       const char **why)
 {
 	const char *unused;
-	size_t body_len, need;
+	size_t body_len, need, extent;
 	int ret;
 
 	if (!why)
 		why = &unused;
 	*why = NULL;
-	memset(msg, 0, sizeof(*msg));
 	if (len > CMP_MSG_MAX)
 		CMP_FAIL(EMSGSIZE, "datagram larger than CMP_MSG_MAX");
 	if (len < sizeof(struct cmp_hdr))
@@ -1097,6 +1109,9 @@ int cmp_decode(const void *buf, size_t len, struct cmp_msg *msg,
 	ret = cmp_check_hdr(&msg->hdr, why);
 	if (ret)
 		return ret;
+	extent = cmp_msg_extent((enum cmp_type)msg->hdr.type);
+	if (extent > len)
+		memset((uint8_t *)msg + len, 0, extent - len);
 	body_len = len - sizeof(struct cmp_hdr);
 	if (body_len < cmp_desc(msg->hdr.type)->size)
 		CMP_BAD("body shorter than its type needs");

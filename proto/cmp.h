@@ -1233,7 +1233,16 @@ struct cmp_msg {
 };
 
 /*
- * Zero *msg and fill its header: the version this build sends
+ * The bytes of a struct cmp_msg, header included, that a message of type
+ * can fill: the header and the type's body (every event body for EVENT;
+ * all CMP_MSG_MAX for a batch reply or an unknown type). cmp_msg_init()
+ * zeroes them and cmp_decode() leaves them zero beyond the message; the
+ * rest of the struct is neither read nor written.
+ */
+size_t cmp_msg_extent(enum cmp_type type);
+
+/*
+ * Zero the extent of *msg (cmp_msg_extent()) and fill its header: the version this build sends
  * (CMP_VERSION_HELLO for HELLO and HELLO_REPLY, CMP_VERSION otherwise), the
  * type and seq. Starting from zero is what makes reserved members and
  * unused tails zero, as the encoder requires.
@@ -1258,7 +1267,8 @@ ssize_t cmp_encode(const struct cmp_msg *msg, void *buf, size_t size);
 
 /*
  * Decode one received datagram of len bytes. Returns 0 with *msg filled
- * (and every byte of it beyond the message zero), or:
+ * (and every byte of its type's extent beyond the message zero,
+ * cmp_msg_extent()), or:
  *   -EMSGSIZE  len is larger than CMP_MSG_MAX;
  *   -EPROTO    the header's version is one this build does not speak;
  *   -EBADMSG   anything else is wrong.

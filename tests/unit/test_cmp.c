@@ -850,9 +850,11 @@ static void test_roundtrip_all(void **state)
 		assert_int_equal(d.hdr.length, n);
 		assert_fields(&m, &d);
 		/* No struct has implicit padding (cmp.h pins every size), so
-		 * equal bytes are equal fields, all of them. */
+		 * equal bytes are equal fields, all of them: the whole
+		 * extent, zero beyond the message. */
 		m.hdr.length = (uint32_t)n;
-		assert_memory_equal(&m, &d, sizeof(m));
+		assert_true(cmp_msg_extent(m.hdr.type) >= n);
+		assert_memory_equal(&m, &d, cmp_msg_extent(m.hdr.type));
 	}
 }
 
@@ -896,7 +898,7 @@ static void roundtrip(struct cmp_msg *m)
 
 	assert_int_equal(decode_exact(buf, n, &d, NULL), 0);
 	m->hdr.length = (uint32_t)n;
-	assert_memory_equal(m, &d, sizeof(*m));
+	assert_memory_equal(m, &d, cmp_msg_extent(m->hdr.type));
 }
 
 /* The other arms of the tagged unions and optional members. */
@@ -2045,11 +2047,15 @@ static void test_names(void **state)
 			    "unknown");
 }
 
-/* cmp_msg_init() gives HELLO its frozen version and zeroes everything. */
+/*
+ * cmp_msg_init() gives HELLO its frozen version and zeroes the type's
+ * extent, which holds its whole body (every event body for EVENT, the
+ * whole struct for a batch reply), and nothing beyond it.
+ */
 static void test_msg_init(void **state)
 {
-	struct cmp_msg m;
 	static const struct cmp_msg zero;
+	struct cmp_msg m;
 
 	(void)state;
 	memset(&m, 0xee, sizeof(m));
@@ -2057,9 +2063,23 @@ static void test_msg_init(void **state)
 	assert_int_equal(m.hdr.version, CMP_VERSION_HELLO);
 	assert_int_equal(m.hdr.type, CMP_TYPE_HELLO);
 	assert_int_equal(m.hdr.seq, 5);
-	assert_memory_equal(m.body, zero.body, sizeof(m.body));
+	assert_int_equal(cmp_msg_extent(CMP_TYPE_HELLO),
+			 sizeof(m.hdr) + sizeof(m.hello));
+	assert_memory_equal(m.body, zero.body, sizeof(m.hello));
+	assert_int_equal(m.body[sizeof(m.hello)], 0xee);
 	cmp_msg_init(&m, CMP_TYPE_LIST, 6);
 	assert_int_equal(m.hdr.version, CMP_VERSION);
+
+	memset(&m, 0xee, sizeof(m));
+	cmp_msg_init(&m, CMP_TYPE_EVENT, 7);
+	assert_int_equal(cmp_msg_extent(CMP_TYPE_EVENT),
+			 sizeof(m.hdr) + sizeof(m.event));
+	assert_memory_equal(m.body, zero.body, sizeof(m.event));
+	memset(&m, 0xee, sizeof(m));
+	cmp_msg_init(&m, CMP_TYPE_LIST_REPLY, 8);
+	assert_int_equal(cmp_msg_extent(CMP_TYPE_LIST_REPLY), sizeof(m));
+	assert_memory_equal(m.body, zero.body, sizeof(m.body));
+	assert_int_equal(cmp_msg_extent((enum cmp_type)0x7fff), sizeof(m));
 }
 
 int main(void)
