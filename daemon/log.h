@@ -28,10 +28,23 @@ void log_set_sink(log_sink_fn sink, void *ctx);
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-#define log_err(...) log_msg(LOG_LVL_ERR, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)
-#define log_notice(...) log_msg(LOG_LVL_NOTICE, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
+/*
+ * The level now, read by the macros below so that a dropped message costs
+ * one compare: its arguments (state names, formatted ids) are not even
+ * evaluated. Set it with log_set_level() only.
+ */
+extern enum log_level log_level_now;
+
+#define log_at(level, ...)                                                     \
+	do {                                                                   \
+		if ((level) <= log_level_now)                                  \
+			log_msg((level), __VA_ARGS__);                         \
+	} while (0)
+
+#define log_err(...) log_at(LOG_LVL_ERR, __VA_ARGS__)
+#define log_warn(...) log_at(LOG_LVL_WARN, __VA_ARGS__)
+#define log_notice(...) log_at(LOG_LVL_NOTICE, __VA_ARGS__)
+#define log_info(...) log_at(LOG_LVL_INFO, __VA_ARGS__)
+#define log_debug(...) log_at(LOG_LVL_DEBUG, __VA_ARGS__)
 
 #endif

@@ -141,7 +141,7 @@ int path_resolve(const struct xport *x, const struct cmp_addr *dst,
 	}
 	v->pkey_index = (uint16_t)pi;
 	v->port_num = p->port_num;
-	snprintf(v->dev_name, sizeof(v->dev_name), "%s", p->dev);
+	str_copy(v->dev_name, sizeof(v->dev_name), p->dev);
 	v->mtu = path_mtu_enum(p->active_mtu);
 	if (set->flags & CMP_PATH_FLAG_MTU) {
 		if (set->mtu > v->mtu)
@@ -278,7 +278,7 @@ static void path_port(const struct xport *x, uint16_t port, uint16_t pkey,
 	if (!p)
 		return;
 	v->port_num = p->port_num;
-	snprintf(v->dev_name, sizeof(v->dev_name), "%s", p->dev);
+	str_copy(v->dev_name, sizeof(v->dev_name), p->dev);
 	pi = pkey_index(p, pkey);
 	v->pkey_index = pi < 0 ? 0 : (uint16_t)pi;
 	if (p->link == XPORT_LINK_IB)

@@ -7,6 +7,7 @@
 
 #include "util.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -73,10 +74,28 @@ const char *cm_msg_type_name(enum cm_msg_type type)
 	return d ? d->name : "?";
 }
 
+/*
+ * n big-endian bytes (n <= 8) as a number, and back. The loads and stores
+ * of 2, 4 and 8 bytes are single byte-swapped moves; n is a constant
+ * wherever it matters, so the switch folds away.
+ */
 static inline uint64_t be_get(const uint8_t *p, unsigned int n)
 {
+	uint16_t v16;
+	uint32_t v32;
 	uint64_t v = 0;
 
+	switch (n) {
+	case 2:
+		memcpy(&v16, p, 2);
+		return be16toh(v16);
+	case 4:
+		memcpy(&v32, p, 4);
+		return be32toh(v32);
+	case 8:
+		memcpy(&v, p, 8);
+		return be64toh(v);
+	}
 	for (unsigned int i = 0; i < n; i++)
 		v = (v << 8) | p[i];
 	return v;
@@ -84,6 +103,23 @@ static inline uint64_t be_get(const uint8_t *p, unsigned int n)
 
 static inline void be_put(uint8_t *p, unsigned int n, uint64_t v)
 {
+	uint16_t v16;
+	uint32_t v32;
+
+	switch (n) {
+	case 2:
+		v16 = htobe16((uint16_t)v);
+		memcpy(p, &v16, 2);
+		return;
+	case 4:
+		v32 = htobe32((uint32_t)v);
+		memcpy(p, &v32, 4);
+		return;
+	case 8:
+		v = htobe64(v);
+		memcpy(p, &v, 8);
+		return;
+	}
 	for (unsigned int i = n; i-- > 0;) {
 		p[i] = (uint8_t)v;
 		v >>= 8;
@@ -477,11 +513,12 @@ int cm_mad_decode(const void *buf, size_t len, unsigned int flags,
 		  struct cm_msg *m, struct cm_fault *out)
 {
 	int rc = mad_decode(buf, len, flags, m, out);
-	struct cm_mad_hdr h;
 
 	if (out && len == CM_MAD_SIZE) {
-		hdr_decode(buf, &h);
-		out->msg_type = cm_msg_type_from_attr(h.attr_id);
+		/* The attribute id, MAD bytes 16-17, even when m was not
+		 * filled. */
+		out->msg_type = cm_msg_type_from_attr(
+			(uint16_t)be_get((const uint8_t *)buf + 16, 2));
 	} else if (out) {
 		out->msg_type = -1;
 	}

@@ -8,6 +8,7 @@
 #define CMD_PROTO_UTIL_H
 
 #include <stddef.h>
+#include <string.h>
 
 /* The struct that embeds 'ptr' as its 'member' (libev watchers, lists). */
 #define container_of(ptr, type, member)                                        \
@@ -24,5 +25,19 @@
 	((size_t)(i) < ARRAY_SIZE(names) && (names)[(size_t)(i)] ?             \
 		 (names)[(size_t)(i)] :                                        \
 		 "?")
+
+/*
+ * Copy the string src into dst[size] (size > 0), cut to size - 1 bytes,
+ * always NUL-terminated; the bytes after the NUL are left as they were.
+ * What snprintf(dst, size, "%s", src) does, without the format machinery
+ * (it was ~550 instructions per connection in the daemon's path code).
+ */
+static inline void str_copy(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
 
 #endif
