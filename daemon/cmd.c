@@ -304,6 +304,10 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 	uint64_t deadline = eng_next_deadline(cmd->eng);
 	uint64_t now;
 
+	/* Most iterations leave the earliest deadline where it was: no
+	 * clock read and no timer heap work then. */
+	if (ev_is_active(&cmd->timer) && deadline == cmd->timer_deadline)
+		return;
 	ev_timer_stop(loop, &cmd->timer);
 	if (deadline == ENG_NO_DEADLINE)
 		return;
@@ -311,6 +315,7 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 	ev_timer_set(&cmd->timer,
 		     deadline > now ? (double)(deadline - now) / 1e9 : 0., 0.);
 	ev_timer_start(loop, &cmd->timer);
+	cmd->timer_deadline = deadline;
 }
 
 int cmd_init(struct cmd *cmd, struct ev_loop *loop,

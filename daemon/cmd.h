@@ -127,6 +127,7 @@ struct cmd {
 	ev_io port_io;
 	ev_timer timer;
 	ev_prepare prepare; /* re-arms 'timer' before the loop sleeps */
+	uint64_t timer_deadline; /* what 'timer' is armed for, while active */
 	struct htable ids; /* struct api_id by id */
 	struct htable clients; /* struct api_client by client serial */
 	struct cmd_counters counters;

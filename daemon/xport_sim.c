@@ -70,6 +70,10 @@ struct xport_sim {
 	struct sim_mad *txq; /* ring of XPORT_SIM_TXQ_MAX */
 	unsigned int tx_head, tx_len;
 	struct sim_mad rxbuf[XPORT_SIM_BATCH];
+	/* recvmmsg's vectors into rxbuf, set up once (sim_rx_vectors()):
+	 * the call writes only msg_len and msg_flags back. */
+	struct mmsghdr rx_mh[XPORT_SIM_BATCH];
+	struct iovec rx_iov[XPORT_SIM_BATCH];
 	struct xport_grh_opts grh; /* defaults from the configuration */
 	struct xport_port ports[SIM_MAX_PORTS];
 };
@@ -376,8 +380,7 @@ static int sim_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 {
 	struct xport_sim *s = to_sim(x);
 	struct sim_mad *m = s->rxbuf;
-	struct mmsghdr mh[XPORT_SIM_BATCH];
-	struct iovec iov[XPORT_SIM_BATCH];
+	struct mmsghdr *mh = s->rx_mh;
 	unsigned int n = 0;
 
 	if (s->gone)
@@ -387,13 +390,6 @@ static int sim_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 			max - n < XPORT_SIM_BATCH ? max - n : XPORT_SIM_BATCH;
 		int r;
 
-		memset(mh, 0, sizeof(mh[0]) * want);
-		for (unsigned int i = 0; i < want; i++) {
-			iov[i].iov_base = &m[i];
-			iov[i].iov_len = sizeof(m[i]);
-			mh[i].msg_hdr.msg_iov = &iov[i];
-			mh[i].msg_hdr.msg_iovlen = 1;
-		}
 		r = recvmmsg(x->fd, mh, want, MSG_DONTWAIT, NULL);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -565,6 +561,12 @@ int xport_sim_open(const struct xport_config *cfg, xport_event_fn cb, void *ctx,
 	    (unsigned int)cfg->node * 16 + n > 0xbfff)
 		return -ERANGE;
 	s = calloc(1, sizeof(*s));
+	for (unsigned int i = 0; s && i < XPORT_SIM_BATCH; i++) {
+		s->rx_iov[i].iov_base = &s->rxbuf[i];
+		s->rx_iov[i].iov_len = sizeof(s->rxbuf[i]);
+		s->rx_mh[i].msg_hdr.msg_iov = &s->rx_iov[i];
+		s->rx_mh[i].msg_hdr.msg_iovlen = 1;
+	}
 	if (!s)
 		return -ENOMEM;
 	s->txq = malloc(sizeof(*s->txq) * XPORT_SIM_TXQ_MAX);
