@@ -239,6 +239,7 @@ void cmc_purge_id(struct cmc_channel *ch, struct cmc_id *id)
 {
 	struct cmc_ev_item *it, *next;
 
+	cmc_drop_parked(id);
 	for (it = ch->head; it && id->nq; it = next) {
 		next = it->next;
 		if (it->ev.listen_id == id) {
@@ -357,17 +358,22 @@ void cmc_id_learn(struct cmc_id *id, const struct cmc_ev_item *it)
 	}
 }
 
-/* Append an event to the queue; it holds its channel and its id(s). */
-void cmc_enqueue(struct cmc_channel *ch, struct cmc_ev_item *it)
+/* An event about to be queued (or parked) holds its channel and id(s). */
+static void cmc_item_hold(struct cmc_channel *ch, struct cmc_ev_item *it)
 {
 	it->ch = ch;
 	ch->refs++;
 	it->ev.id->refs++;
-	it->ev.id->nq++;
-	if (it->ev.listen_id) {
+	if (it->ev.listen_id)
 		it->ev.listen_id->refs++;
+}
+
+/* Append a held event to the queue. */
+static void cmc_queue_link(struct cmc_channel *ch, struct cmc_ev_item *it)
+{
+	it->ev.id->nq++;
+	if (it->ev.listen_id)
 		it->ev.listen_id->nq++;
-	}
 	it->prev = ch->tail;
 	if (ch->tail)
 		ch->tail->next = it;
@@ -377,6 +383,39 @@ void cmc_enqueue(struct cmc_channel *ch, struct cmc_ev_item *it)
 	it->queued = true;
 	ch->nqueued++;
 	cmc_queue_signal(ch);
+}
+
+/* Append an event to the queue; it holds its channel and its id(s). */
+void cmc_enqueue(struct cmc_channel *ch, struct cmc_ev_item *it)
+{
+	cmc_item_hold(ch, it);
+	cmc_queue_link(ch, it);
+}
+
+/* The application acked id's held event: its parked one may follow. */
+void cmc_release_held(struct cmc_id *id, struct cmc_ev_item *it)
+{
+	struct cmc_ev_item *p = id->parked;
+
+	if (id->held != it)
+		return;
+	id->held = NULL;
+	if (!p)
+		return;
+	id->parked = NULL;
+	cmc_queue_link(p->ch, p);
+}
+
+/* Drop id's parked event (destroy, close). */
+void cmc_drop_parked(struct cmc_id *id)
+{
+	struct cmc_ev_item *p = id->parked;
+
+	if (!p)
+		return;
+	id->parked = NULL;
+	p->ch->dropped++;
+	cmc_item_free(p);
 }
 
 /*
@@ -424,6 +463,19 @@ int cmc_on_event(struct cmc_channel *ch)
 	cmc_event_from_cmp(&it->ev, e);
 	it->state = e->state;
 	it->lap_state = e->lap_state;
+	/* The application still holds the event this one follows, which a
+	 * request acked early: park it until the application acks. A
+	 * second event meanwhile would break rule 2. */
+	if (id->held && id->held->acked) {
+		cmc_item_hold(ch, it);
+		if (id->parked) {
+			cmc_item_free(it);
+			return cmc_fail(ch, -EPROTO);
+		}
+		it->queued = true; /* not the application's to ack */
+		id->parked = it;
+		return 0;
+	}
 	cmc_enqueue(ch, it);
 	return 0;
 }
@@ -586,6 +638,7 @@ CMC_EXPORT void cmc_close(struct cmc_channel *ch)
 		struct cmc_id *id = container_of(n, struct cmc_id, hnode);
 
 		n->next = NULL;
+		cmc_drop_parked(id);
 		id->dead = true;
 		cmc_id_put(id);
 	}

@@ -154,6 +154,10 @@ struct cmc_ev_item {
 	bool queued;
 	/* Made by the library (REQUEST_ERROR): acked without the daemon. */
 	bool local;
+	/* The daemon has it acknowledged already: a request answering it
+	 * carried CMP_HDR_ACK (cmc_answer()), so cmc_ack_event() only
+	 * frees it. */
+	bool acked;
 	struct cmc_ev_item *prev, *next; /* in the channel's queue */
 };
 
@@ -187,6 +191,14 @@ struct cmc_id {
 	/* Queued events naming it (as id or listen_id): purge skips the
 	 * queue walk when 0. */
 	unsigned int nq;
+	/*
+	 * held: the daemon's event of this id the application holds (taken,
+	 * not yet acked). parked: the id's next event, read while held was
+	 * acked early (CMP_HDR_ACK) but not yet by the application; it
+	 * joins the queue when the application acks held, so that the
+	 * application still never holds two events of one id (lesson 2).
+	 */
+	struct cmc_ev_item *held, *parked;
 };
 
 /* A request sent without NOREPLY, waiting for its reply. */
@@ -267,6 +279,8 @@ void cmc_dequeue(struct cmc_channel *ch, struct cmc_ev_item *it);
 void cmc_purge_id(struct cmc_channel *ch, struct cmc_id *id);
 void cmc_id_learn(struct cmc_id *id, const struct cmc_ev_item *it);
 void cmc_enqueue(struct cmc_channel *ch, struct cmc_ev_item *it);
+void cmc_release_held(struct cmc_id *id, struct cmc_ev_item *it);
+void cmc_drop_parked(struct cmc_id *id);
 int cmc_on_event(struct cmc_channel *ch);
 int cmc_request_error(struct cmc_channel *ch, struct cmc_id *id,
 		      unsigned int request, int status);
@@ -288,6 +302,7 @@ struct cmp_msg *cmc_req(struct cmc_channel *ch, enum cmp_type type);
 int cmc_send_waited(struct cmc_channel *ch, struct cmc_id *id);
 int cmc_request(struct cmc_channel *ch);
 int cmc_call(struct cmc_channel *ch);
+int cmc_answer(struct cmc_id *id);
 int cmc_id_ok(const struct cmc_id *id);
 int cmc_wait_created(struct cmc_id *id);
 int cmc_id_birth(struct cmc_id *id);

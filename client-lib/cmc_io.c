@@ -66,7 +66,7 @@ int cmc_out_noreply(struct cmc_channel *ch, struct cmp_msg *m)
 	int ret;
 
 	m->hdr.seq = cmc_next_seq(ch);
-	m->hdr.flags = CMP_HDR_NOREPLY;
+	m->hdr.flags = CMP_HDR_NOREPLY | (m->hdr.flags & CMP_HDR_ACK);
 	ret = cmc_out_add(ch, m);
 	if (!ret)
 		ch->last_noreply = m->hdr.seq;
@@ -370,7 +370,7 @@ int cmc_send_waited(struct cmc_channel *ch, struct cmc_id *id)
 	if (ret)
 		return ret;
 	ch->tx.hdr.seq = cmc_next_seq(ch);
-	ch->tx.hdr.flags = 0;
+	ch->tx.hdr.flags &= CMP_HDR_ACK;
 	ret = cmc_out_add(ch, &ch->tx);
 	if (ret)
 		return ret;
@@ -418,6 +418,26 @@ int cmc_call(struct cmc_channel *ch)
 	if (ch->nout - ch->osent >= CMC_TX_BATCH)
 		return cmc_out_flush(ch);
 	return 0;
+}
+
+/*
+ * cmc_call() for a request that answers id's event (ACCEPT, RTU, ...,
+ * cmp_ack_allowed()): while the application holds that event unacked, the
+ * request acknowledges it too (CMP_HDR_ACK), which saves the ACK_EVENT,
+ * and cmc_ack_event() later only frees it. Call it with tx complete: once
+ * marked, the request must go out.
+ */
+int cmc_answer(struct cmc_id *id)
+{
+	struct cmc_channel *ch = id->ch;
+	struct cmc_ev_item *held = id->held;
+
+	if (held && !held->acked && !ch->err &&
+	    cmp_ack_allowed(ch->tx.hdr.type)) {
+		ch->tx.hdr.flags |= CMP_HDR_ACK;
+		held->acked = true;
+	}
+	return cmc_call(ch);
 }
 
 /* A request about a live id: the common checks. */

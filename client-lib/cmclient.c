@@ -238,7 +238,7 @@ CMC_EXPORT int cmc_accept(struct cmc_id *id, const struct cmc_accept_param *p)
 	/* The PSN our RQ was given at RTR, if that came first. */
 	if (id->psn_fixed)
 		a->start_psn = id->info.local_psn;
-	ret = cmc_call(id->ch);
+	ret = cmc_answer(id);
 	if (ret)
 		return ret;
 	in = &id->info;
@@ -270,7 +270,7 @@ CMC_EXPORT int cmc_reject(struct cmc_id *id, unsigned int reason,
 	    cmc_data(r->private_data, sizeof(r->private_data),
 		     &r->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_call(id->ch);
+	ret = cmc_answer(id);
 	if (!ret)
 		id->info.state = CMC_STATE_IDLE;
 	return ret;
@@ -289,7 +289,7 @@ CMC_EXPORT int cmc_rtu(struct cmc_id *id, const void *private_data,
 	if (cmc_data(r->private_data, sizeof(r->private_data),
 		     &r->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_call(id->ch);
+	ret = cmc_answer(id);
 	if (!ret)
 		id->info.state = CMC_STATE_ESTABLISHED;
 	return ret;
@@ -303,7 +303,7 @@ CMC_EXPORT int cmc_notify_established(struct cmc_id *id)
 		return ret;
 	cmc_req(id->ch, CMP_TYPE_NOTIFY_ESTABLISHED)->notify_established.id =
 		id->num;
-	ret = cmc_call(id->ch);
+	ret = cmc_answer(id);
 	if (!ret)
 		id->info.state = CMC_STATE_ESTABLISHED;
 	return ret;
@@ -323,7 +323,7 @@ CMC_EXPORT int cmc_mra(struct cmc_id *id, uint8_t service_timeout,
 	if (cmc_data(m->private_data, sizeof(m->private_data),
 		     &m->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	return cmc_call(id->ch);
+	return cmc_answer(id);
 }
 
 CMC_EXPORT int cmc_disconnect(struct cmc_id *id, const void *private_data,
@@ -339,7 +339,7 @@ CMC_EXPORT int cmc_disconnect(struct cmc_id *id, const void *private_data,
 	if (cmc_data(d->private_data, sizeof(d->private_data),
 		     &d->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_call(id->ch);
+	ret = cmc_answer(id);
 	/* In DREQ_SENT and TIMEWAIT it succeeds and changes nothing. */
 	if (!ret && id->info.state == CMC_STATE_DREQ_RCVD)
 		id->info.state = CMC_STATE_TIMEWAIT;
@@ -364,7 +364,7 @@ CMC_EXPORT int cmc_lap(struct cmc_id *id, const struct cmc_path *alt_path,
 	    cmc_data(l->private_data, sizeof(l->private_data),
 		     &l->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_call(id->ch);
+	ret = cmc_answer(id);
 	if (!ret)
 		id->lap_path = *alt_path;
 	return ret;
@@ -386,7 +386,7 @@ CMC_EXPORT int cmc_apr(struct cmc_id *id, uint8_t ap_status, const void *info,
 	    cmc_data(a->private_data, sizeof(a->private_data),
 		     &a->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_call(id->ch);
+	ret = cmc_answer(id);
 	/* Accepting a LAP loads the proposed path as the alternate. */
 	if (!ret && ap_status == 0) {
 		id->info.alt_path = id->lap_path;
@@ -431,7 +431,7 @@ CMC_EXPORT int cmc_sidr_rep(struct cmc_id *id, uint8_t status, uint32_t qpn,
 	if (cmc_data(s->private_data, sizeof(s->private_data),
 		     &s->private_data_len, private_data, private_data_len))
 		return -EINVAL;
-	ret = cmc_call(id->ch);
+	ret = cmc_answer(id);
 	if (!ret)
 		id->info.state = CMC_STATE_IDLE;
 	return ret;
@@ -450,6 +450,8 @@ struct cmc_ev_item *cmc_queue_take(struct cmc_channel *ch,
 		if (!id || it->ev.id == id) {
 			cmc_dequeue(ch, it);
 			cmc_id_learn(it->ev.id, it);
+			if (!it->local)
+				it->ev.id->held = it;
 			return it;
 		}
 	}
@@ -517,14 +519,16 @@ CMC_EXPORT int cmc_ack_event(struct cmc_event *ev)
 	ch = it->ch;
 	if (it->queued)
 		return -EINVAL; /* not an event the application holds */
-	/* The daemon never saw a library-made event. */
-	if (!it->local && !ev->id->dead && !ch->err) {
+	/* The daemon never saw a library-made event, and knows an early
+	 * acked one acked (cmc_answer()). */
+	if (!it->local && !it->acked && !ev->id->dead && !ch->err) {
 		struct cmp_msg *m = cmc_req(ch, CMP_TYPE_ACK_EVENT);
 
 		m->ack_event.id = ev->id->num;
 		m->ack_event.seq = it->seq;
 		ret = cmc_call(ch);
 	}
+	cmc_release_held(ev->id, it);
 	cmc_item_free(it);
 	return ret;
 }

@@ -137,8 +137,10 @@ static int cmp_check_hdr(const struct cmp_hdr *hdr, const char **why)
 		CMP_BAD("header flags on a reply or event");
 	if (hdr->type == CMP_TYPE_HELLO)
 		CMP_BAD("header flags on HELLO");
-	if (!cmp_noreply_allowed(hdr->type))
+	if ((hdr->flags & CMP_HDR_NOREPLY) && !cmp_noreply_allowed(hdr->type))
 		CMP_BAD("NOREPLY on a request whose reply carries results");
+	if ((hdr->flags & CMP_HDR_ACK) && !cmp_ack_allowed(hdr->type))
+		CMP_BAD("ACK on a request that answers no event");
 	return 0;
 }
 

@@ -162,6 +162,7 @@
 /* Flags of a request in cmp_msgs.def. */
 #define CMP_F_ID 0x1u /* the body starts with the id it acts on */
 #define CMP_F_NOREPLY 0x2u /* may carry CMP_HDR_NOREPLY */
+#define CMP_F_ACK 0x4u /* may carry CMP_HDR_ACK */
 
 /* The requests and their replies, from cmp_msgs.def. */
 enum cmp_type {
@@ -188,7 +189,9 @@ enum {
 		       #NAME " numbered in its row's order");                  \
 	_Static_assert(!((flags)&CMP_F_NOREPLY) ||                             \
 			       (CMP_REPLY_IS_##reply && ((flags)&CMP_F_ID)),   \
-		       #NAME ": NOREPLY needs a plain reply and an id");
+		       #NAME ": NOREPLY needs a plain reply and an id");       \
+	_Static_assert(!((flags)&CMP_F_ACK) || ((flags)&CMP_F_ID),             \
+		       #NAME ": ACK needs an id");
 #define CMP_REPLY_IS_PLAIN 1
 #define CMP_REPLY_IS_FIXED 0
 #define CMP_REPLY_IS_BATCH 0
@@ -214,6 +217,12 @@ unsigned int cmp_request_flags(unsigned int type);
 static inline bool cmp_noreply_allowed(unsigned int type)
 {
 	return cmp_request_flags(type) & CMP_F_NOREPLY;
+}
+
+/* Whether a request of this type may carry CMP_HDR_ACK. */
+static inline bool cmp_ack_allowed(unsigned int type)
+{
+	return cmp_request_flags(type) & CMP_F_ACK;
 }
 
 /* Whether a request's body starts with the id it acts on. */
@@ -249,9 +258,22 @@ struct cmp_hdr {
 /*
  * Header flags. NOREPLY: send the reply only if the request fails (see
  * "Pipelining" above); allowed where cmp_noreply_allowed() says so.
+ *
+ * ACK: the request also acknowledges its id's event, as an ACK_EVENT of
+ * that event's sequence number sent just before it would; allowed on the
+ * requests that answer an event (ACCEPT, REJECT, RTU, MRA, DISCONNECT,
+ * NOTIFY_ESTABLISHED, LAP, APR, SIDR_REP: cmp_ack_allowed()). Rule 2 below
+ * leaves at most one unacknowledged event per id, so the flag names it
+ * without a number. The acknowledgement is made first and stands whatever
+ * the request's outcome; when the id has no unacknowledged event the
+ * request fails with -EINVAL and nothing is done. It saves a client one
+ * message (and, blocking, one round trip) per event it answers; the next
+ * event of the id may then come before the client has finished with this
+ * one, which libcmclient holds back until the application acks it.
  */
 #define CMP_HDR_NOREPLY 0x0001
-#define CMP_HDR_FLAGS_ALL CMP_HDR_NOREPLY
+#define CMP_HDR_ACK 0x0002
+#define CMP_HDR_FLAGS_ALL (CMP_HDR_NOREPLY | CMP_HDR_ACK)
 
 /* QP types, fixed per id at CREATE_ID. */
 enum cmp_qp_type {

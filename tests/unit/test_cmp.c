@@ -1221,8 +1221,9 @@ static void test_malformed_header(void **state)
 	BAD(CMP_TYPE_DESTROY_ID, m->hdr.rsvd0 = 0x8000,
 	    "header reserved bytes not zero");
 
-	/* Header flags: known bits only, and NOREPLY only where allowed. */
-	BAD(CMP_TYPE_DESTROY_ID, m->hdr.flags = 0x0002, "header flags unknown");
+	/* Header flags: known bits only, NOREPLY and ACK only where
+	 * allowed. */
+	BAD(CMP_TYPE_DESTROY_ID, m->hdr.flags = 0x0004, "header flags unknown");
 	BAD(CMP_TYPE_DESTROY_ID, m->hdr.flags = CMP_HDR_NOREPLY | 0x8000,
 	    "header flags unknown");
 	BAD(CMP_TYPE_CREATE_ID_REPLY, m->hdr.flags = 0x0100,
@@ -1242,6 +1243,26 @@ static void test_malformed_header(void **state)
 		BAD((enum cmp_type)t, m->hdr.flags = CMP_HDR_NOREPLY,
 		    "NOREPLY on a request whose reply carries results");
 	}
+	/* ACK: exactly the requests that answer an event, and those all
+	 * name an id; ACK_EVENT itself, DESTROY_ID, CONNECT and the
+	 * id-less requests may not carry it. */
+	for (unsigned int t = CMP_TYPE_CREATE_ID; t <= CMP_TYPE_REQUEST_MAX;
+	     t++) {
+		bool answers = t == CMP_TYPE_ACCEPT || t == CMP_TYPE_REJECT ||
+			       t == CMP_TYPE_RTU || t == CMP_TYPE_MRA ||
+			       t == CMP_TYPE_DISCONNECT ||
+			       t == CMP_TYPE_NOTIFY_ESTABLISHED ||
+			       t == CMP_TYPE_LAP || t == CMP_TYPE_APR ||
+			       t == CMP_TYPE_SIDR_REP;
+
+		assert_int_equal(cmp_ack_allowed(t), answers);
+		assert_true(!answers || cmp_type_has_id(t));
+		if (!answers)
+			BAD((enum cmp_type)t, m->hdr.flags = CMP_HDR_ACK,
+			    "ACK on a request that answers no event");
+	}
+	BAD(CMP_TYPE_DESTROY_ID_REPLY, m->hdr.flags = CMP_HDR_ACK,
+	    "header flags on a reply or event");
 }
 
 static void test_malformed_requests(void **state)
