@@ -43,11 +43,40 @@ static bool api_id_eq(const struct hnode *n, const void *id)
 	       *(const uint32_t *)id;
 }
 
+/* A path's key is all of its bytes. */
+static uint64_t api_path_bytes_hash(const struct cmp_path *p)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	uint64_t h = 0, w;
+	size_t i;
+
+	for (i = 0; i + sizeof(w) <= sizeof(*p); i += sizeof(w)) {
+		memcpy(&w, b + i, sizeof(w));
+		h = hash_u64(h ^ w);
+	}
+	for (; i < sizeof(*p); i++)
+		h = hash_u64(h ^ b[i]);
+	return h;
+}
+
+static uint64_t api_path_hash(const struct hnode *n)
+{
+	return api_path_bytes_hash(&container_of(n, struct api_path, hnode)->p);
+}
+
+static bool api_path_eq(const struct hnode *n, const void *p)
+{
+	return !memcmp(&container_of(n, struct api_path, hnode)->p, p,
+		       sizeof(struct cmp_path));
+}
+
 int api_init(struct cmd *cmd)
 {
 	if (htable_init(&cmd->ids, API_TABLE_INITIAL, api_id_hash) ||
-	    htable_init(&cmd->clients, API_TABLE_INITIAL, api_client_hash)) {
+	    htable_init(&cmd->clients, API_TABLE_INITIAL, api_client_hash) ||
+	    htable_init(&cmd->paths, API_TABLE_INITIAL, api_path_hash)) {
 		htable_fini(&cmd->ids);
+		htable_fini(&cmd->clients);
 		return -ENOMEM;
 	}
 	return 0;
@@ -63,6 +92,51 @@ void api_fini(struct cmd *cmd)
 	HTABLE_FOREACH_SAFE(n, next, &cmd->clients)
 		free(container_of(n, struct api_client, hnode));
 	htable_fini(&cmd->clients);
+	HTABLE_FOREACH_SAFE(n, next, &cmd->paths)
+		free(container_of(n, struct api_path, hnode));
+	htable_fini(&cmd->paths);
+}
+
+const struct cmp_path *api_id_path(const struct api_id *a)
+{
+	static const struct cmp_path none;
+
+	return a->path ? &a->path->p : &none;
+}
+
+static void api_path_put(struct cmd *cmd, struct api_path *ap)
+{
+	if (ap && !--ap->refs) {
+		htable_remove(&cmd->paths, &ap->hnode);
+		free(ap);
+	}
+}
+
+void api_id_set_path(struct cmd *cmd, struct api_id *a,
+		     const struct cmp_path *p)
+{
+	uint64_t h;
+	struct api_path *ap;
+
+	/* Most events tell an id the path it has already. */
+	if (a->path && !memcmp(&a->path->p, p, sizeof(*p)))
+		return;
+	h = api_path_bytes_hash(p);
+	ap = htable_entry(htable_find(&cmd->paths, h, api_path_eq, p),
+			  struct api_path, hnode);
+	if (!ap) {
+		ap = malloc(sizeof(*ap));
+		if (!ap) {
+			log_err("id %u: no memory for its path", a->id);
+			return;
+		}
+		ap->p = *p;
+		ap->refs = 0;
+		htable_insert(&cmd->paths, &ap->hnode);
+	}
+	ap->refs++;
+	api_path_put(cmd, a->path);
+	a->path = ap;
 }
 
 struct api_client *api_client_find(struct cmd *cmd, uint64_t serial)
@@ -125,6 +199,7 @@ static void id_del(struct cmd *cmd, struct api_id *a)
 	if (ac)
 		ac->nids--;
 	authz_id_del(cmd->cfg.authz, srv_client_uid(a->client), a->listener);
+	api_path_put(cmd, a->path);
 	free(a);
 }
 
@@ -278,7 +353,7 @@ API_HANDLER(listen)
 		authz_listener_add(cmd->cfg.authz, srv_client_uid(c));
 	a->listener = true;
 	/* A listener has no path: QUERY_ID and LIST show where it listens. */
-	a->path = where;
+	api_id_set_path(cmd, a, &where);
 	a->sel = r->port.kind;
 	return 0;
 }
@@ -327,7 +402,7 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	if (rc)
 		return rc;
 	a->setup_start = now; /* ops: the REQ is out */
-	a->path = path.view;
+	api_id_set_path(cmd, a, &path.view);
 	return 0;
 }
 
@@ -429,7 +504,7 @@ API_HANDLER(sidr_req)
 		r->private_data_len);
 	rc = eng_sidr_req(cmd->eng, a->id, &p, now);
 	if (!rc)
-		a->path = path.view;
+		api_id_set_path(cmd, a, &path.view);
 	return rc;
 }
 
@@ -524,7 +599,7 @@ API_HANDLER(query_id)
 	o->local_cm_response_timeout = f.terms.local_cm_response_timeout;
 	o->remote_cm_response_timeout = f.terms.remote_cm_response_timeout;
 	o->sel = a->listener ? a->sel : CMP_SEL_ANY;
-	o->path = a->path;
+	o->path = *api_id_path(a);
 	return 0;
 }
 

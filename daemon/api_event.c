@@ -49,16 +49,17 @@ static void setup_latency(struct cmd *cmd, struct api_id *a,
  * the path (QUERY_ID, LIST, PORT_ERROR's port) and a passive id's QP
  * type. Everything negotiated is the engine's (eng_id_info).
  */
-static void id_told(struct api_id *a, const struct cmp_event *e)
+static void id_told(struct cmd *cmd, struct api_id *a,
+		    const struct cmp_event *e)
 {
 	if (e->type == CMP_EVENT_REQ_RECEIVED) {
 		a->qp_type = e->req_received.qp_type;
-		a->path = e->req_received.path;
+		api_id_set_path(cmd, a, &e->req_received.path);
 	} else if (e->type == CMP_EVENT_REP_RECEIVED) {
-		a->path = e->rep_received.path;
+		api_id_set_path(cmd, a, &e->rep_received.path);
 	} else if (e->type == CMP_EVENT_SIDR_REQ_RECEIVED) {
 		a->qp_type = CMP_QP_TYPE_UD;
-		a->path = e->sidr_req_received.path;
+		api_id_set_path(cmd, a, &e->sidr_req_received.path);
 	}
 }
 
@@ -89,8 +90,8 @@ void api_deliver(void *ctx, const struct eng_event *ev)
 	cmp_msg_init(&msg, CMP_TYPE_EVENT, ++a->ev_seq);
 	if (!a->ev_seq) /* sequence numbers skip 0 (cmp.h) */
 		msg.hdr.seq = ++a->ev_seq;
-	xlate_event(cmd->xport, &a->path, ev, &msg.event);
-	id_told(a, &msg.event);
+	xlate_event(cmd->xport, api_id_path(a), ev, &msg.event);
+	id_told(cmd, a, &msg.event);
 	a->unacked_seq = msg.hdr.seq;
 	setup_latency(cmd, a, ev->type, now);
 	if (!srv_send(a->client, &msg))

@@ -47,16 +47,17 @@ static bool may_see_all(struct cmd *cmd, struct srv_client *c)
 static void list_sel(struct cmd *cmd, const struct api_id *a,
 		     struct cmp_list_entry *e)
 {
+	const struct cmp_path *path = api_id_path(a);
 	struct cmp_port_sel sel = { .kind = CMP_SEL_PORT,
-				    .port_num = a->path.port_num };
+				    .port_num = path->port_num };
 	const struct xport_port *p;
 
 	e->sel = a->sel;
-	memcpy(e->listen_gid, a->path.local_gid, CM_GID_SIZE);
+	memcpy(e->listen_gid, path->local_gid, CM_GID_SIZE);
 	if (a->sel != CMP_SEL_PORT)
 		return;
-	memcpy(sel.dev_name, a->path.dev_name, sizeof(sel.dev_name));
-	e->sel_port_num = a->path.port_num;
+	memcpy(sel.dev_name, path->dev_name, sizeof(sel.dev_name));
+	e->sel_port_num = path->port_num;
 	p = path_sel_port(cmd->xport, &sel);
 	if (p)
 		e->sel_port_index = p->index;
@@ -98,7 +99,8 @@ int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		if (a->listener)
 			list_sel(cmd, a, e);
 		else
-			memcpy(e->remote_gid, a->path.remote_gid, CM_GID_SIZE);
+			memcpy(e->remote_gid, api_id_path(a)->remote_gid,
+			       CM_GID_SIZE);
 		out->count++;
 	}
 	out->next_cursor = a ? pos : 0;

@@ -48,23 +48,34 @@ struct cmd_config {
 
 struct capture;
 
+/*
+ * A path ids were told (by CONNECT's resolution or their events), shared
+ * by every id told the same: the connections between two ports have one
+ * path, not a copy each (api.c, api_id_set_path).
+ */
+struct api_path {
+	struct cmp_path p;
+	unsigned int refs;
+	struct hnode hnode; /* in cmd->paths, by its bytes */
+};
+
 /* One id as the client API sees it (the engine keeps the protocol). */
 struct api_id {
 	uint32_t id;
-	struct srv_client *client;
 	uint32_t ev_seq; /* last event sequence number sent */
 	uint32_t unacked_seq; /* 0: nothing outstanding */
 	uint8_t qp_type; /* enum cmp_qp_type */
 	bool listener;
 	uint8_t sel; /* listeners: enum cmp_sel of their selector */
+	struct srv_client *client;
 	/* ops: when the handshake began (REQ sent or received), for the
 	 * setup latency histogram; 0 when not timing. */
 	uint64_t setup_start;
-	/* The path the id's owner was told (by CONNECT's resolution or
-	 * its events), for QUERY_ID and LIST; all else an id has
-	 * negotiated is the engine's (eng_id_info). A listener's is its
-	 * selector as the client named it (path_listen_sel). */
-	struct cmp_path path;
+	/* The path the id's owner was told, for QUERY_ID and LIST (read
+	 * it with api_id_path); all else an id has negotiated is the
+	 * engine's (eng_id_info). A listener's is its selector as the
+	 * client named it (path_listen_sel). NULL: none yet (all zero). */
+	struct api_path *path;
 	LIST_ENTRY(api_id) link; /* in its client's list */
 	struct hnode hnode; /* in cmd->ids, by id */
 };
@@ -129,6 +140,7 @@ struct cmd {
 	ev_prepare prepare; /* re-arms 'timer' before the loop sleeps */
 	uint64_t timer_deadline; /* what 'timer' is armed for, while active */
 	struct htable ids; /* struct api_id by id */
+	struct htable paths; /* struct api_path by its bytes */
 	struct htable clients; /* struct api_client by client serial */
 	struct cmd_counters counters;
 	struct capture *cap; /* --pcap or CAPTURE (capture.h), or NULL */
@@ -156,6 +168,14 @@ uint64_t cmd_now(void);
 /* api.c: the id and client tables: 0 or -ENOMEM; fini frees them all. */
 int api_init(struct cmd *cmd);
 void api_fini(struct cmd *cmd);
+/* api.c: the path an id was told, all zero if none. */
+const struct cmp_path *api_id_path(const struct api_id *a);
+/*
+ * api.c: a's path := *p (shared with the ids told the same). Without
+ * memory a keeps the one it had (logged).
+ */
+void api_id_set_path(struct cmd *cmd, struct api_id *a,
+		     const struct cmp_path *p);
 /* api.c: the server's hooks and the engine's deliver callback. */
 void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 		 struct cmp_msg *reply);

@@ -853,6 +853,8 @@ static int conn_act_fail_rep(struct conn *c, struct conn_ctx *x)
 
 static int conn_act_fail_rep_sent(struct conn *c, struct conn_ctx *x)
 {
+	struct cm_msg m;
+
 	/*
 	 * Passive side, REP_SENT/MRA_REP_RCVD: timewait, as after the REP's
 	 * last retry. The REJ timeout that retry would have sent is kept as
@@ -860,7 +862,8 @@ static int conn_act_fail_rep_sent(struct conn *c, struct conn_ctx *x)
 	 * peer's RTU reach us in timewait, it gets this REJ (as after a lost
 	 * REJ) rather than stay established alone.
 	 */
-	conn_build_rej(c, &c->last, CM_REJ_TIMEOUT, conn_rej_ref(c->state));
+	conn_build_rej(c, &m, CM_REJ_TIMEOUT, conn_rej_ref(c->state));
+	conn_last_set(c, &m);
 	evq_push(c, ENG_EV_REP_ERROR, x->err, NULL);
 	return 0;
 }

@@ -93,41 +93,46 @@ struct evq {
 
 struct listener;
 
+/*
+ * The last message a record sent, kept for retransmissions and for the
+ * answers duplicates get (IBTA 12.9.7). Kept as the bytes of its struct
+ * cm_msg up to the last one that is not zero (the rest is zero again when
+ * it is read back, so it comes back bit for bit): an RTU, DREQ, DREP, MRA
+ * or a REP without private data fits in the record itself; a longer one
+ * (a REQ, private data) takes a whole struct cm_msg block of the engine's
+ * spare list (conn_msg.c). 'type' is the message's, whatever its length;
+ * a record that sent nothing has len 0 and type 0.
+ */
+#define CONN_LAST_INLINE 72
+/* len of a message kept in a block rather than inline. */
+#define CONN_LAST_BLOCK 0xff
+/* Full-size blocks the engine keeps for reuse: 296 KiB at most. */
+#define CONN_LAST_SPARE_MAX 1024
+
+struct conn_last {
+	union {
+		uint8_t bytes[CONN_LAST_INLINE];
+		struct cm_msg *block; /* len == CONN_LAST_BLOCK */
+	};
+	uint8_t len;
+	uint8_t type; /* enum cm_msg_type */
+};
+
+/*
+ * Ordered by alignment, with the small fields packed together: a million
+ * of these make the daemon's memory (docs/PERFORMANCE.md).
+ */
 struct conn {
 	struct eng *eng;
-	uint32_t local_id;
-	uint32_t remote_id;
 	uint64_t
 		remote_guid; /* remote CA GUID; for SIDR a key of the address */
-	uint32_t local_qpn;
-	uint32_t remote_qpn;
 	uint64_t service_id;
 	uint64_t tid; /* the MAD transaction id of this connection */
 	uint64_t owner;
 	uint64_t context;
-	struct eng_addr addr; /* the peer's CM, and our port */
-
-	enum eng_state state;
-	enum eng_lap_state lap;
-	bool active; /* we sent the REQ */
-	bool destroyed; /* no owner any more: finish the protocol silently */
-	bool held; /* REQ held for want of a listener credit */
-	bool credit; /* holds one credit of 'lis' */
-	bool in_remote_id; /* linked in the (remote id, GUID) table */
-	bool in_remote_qpn;
-
-	uint8_t plt; /* packet life time exponent */
-	uint8_t ack_delay; /* peer's target ACK delay exponent, for timewait */
-	uint8_t retries_left;
-	uint8_t max_retries;
 	uint64_t rtx_ns; /* retransmission timeout */
 	uint64_t peer_wait_ns; /* how long the peer waits for our answer */
-	uint8_t lap_mra_timeout; /* service timeout of our MRA for a LAP */
-	struct eng_terms terms; /* what its messages negotiated */
-
 	uint64_t deadline;
-	size_t heap_idx;
-	enum conn_timer timer;
 
 	struct listener *lis; /* LISTEN: our listener; passive: its origin */
 	TAILQ_ENTRY(conn) lis_link; /* in lis->held or lis->credited */
@@ -139,13 +144,37 @@ struct conn {
 
 	struct evq evq;
 	struct cm_msg *held_req; /* the REQ of a held record */
-	struct cm_msg last; /* last message sent: retransmissions, duplicates */
+
+	struct eng_addr addr; /* the peer's CM, and our port */
+	struct eng_terms terms; /* what its messages negotiated */
+	uint32_t local_id;
+	uint32_t remote_id;
+	uint32_t local_qpn;
+	uint32_t remote_qpn;
+	uint32_t heap_idx; /* in eng->heap, while timer is not NONE */
+
+	enum eng_state state : 8;
+	enum eng_lap_state lap : 8;
+	enum conn_timer timer : 8;
+	uint8_t plt; /* packet life time exponent */
+	uint8_t ack_delay; /* peer's target ACK delay exponent, for timewait */
+	uint8_t retries_left;
+	uint8_t max_retries;
+	uint8_t lap_mra_timeout; /* service timeout of our MRA for a LAP */
+	bool active : 1; /* we sent the REQ */
+	bool destroyed : 1; /* no owner any more: finish the protocol silently */
+	bool held : 1; /* REQ held for want of a listener credit */
+	bool credit : 1; /* holds one credit of 'lis' */
+	bool in_remote_id : 1; /* linked in the (remote id, GUID) table */
+	bool in_remote_qpn : 1;
 	/*
 	 * 'last' was deferred by the transport (its destination being
 	 * resolved) and has not left yet: its retransmission waits, and its
 	 * timer restarts when it leaves (eng_send_done).
 	 */
-	bool last_deferred;
+	bool last_deferred : 1;
+
+	struct conn_last last; /* last message sent */
 };
 
 TAILQ_HEAD(conn_tailq, conn);
@@ -200,6 +229,8 @@ struct eng {
 
 	/* Acked event items kept for reuse (evq.c), at most EVQ_SPARE_MAX. */
 	struct spare evq_spare;
+	/* Blocks of long last messages (conn_msg.c), CONN_LAST_SPARE_MAX. */
+	struct spare last_spare;
 
 	uint32_t id_next; /* comm ids: a counter ... */
 	uint32_t id_key[4]; /* ... through a keyed permutation */
@@ -256,7 +287,9 @@ static inline uint32_t conn_random(struct eng *eng)
 }
 
 /* conn_rec.c */
-void conn_ids_init(struct eng *eng);
+/* The comm id generator and the spare list of last-message blocks. */
+void conn_rec_init(struct eng *eng);
+void conn_rec_fini(struct eng *eng);
 void conn_free(struct conn *c);
 void conn_reap(struct conn *c);
 uint64_t conn_exp_ns(uint8_t exponent);
@@ -278,6 +311,12 @@ static inline bool conn_event_learns(enum conn_event ev)
 	       ev == CONN_EV_RX_SIDR_REP;
 }
 void conn_resend_last(struct conn *c);
+/* c->last := m (a copy, m may be gone after). */
+void conn_last_set(struct conn *c, const struct cm_msg *m);
+/* *m := c->last (all zero, of type 0, if nothing was sent). */
+void conn_last_get(const struct conn *c, struct cm_msg *m);
+/* Gives back the block c->last may hold. */
+void conn_last_drop(struct conn *c);
 void conn_build_rej(const struct conn *c, struct cm_msg *m,
 		    enum cm_rej_reason reason, enum cm_msg_ref ref);
 void conn_build_mra(const struct conn *c, struct cm_msg *m, enum cm_msg_ref ref,

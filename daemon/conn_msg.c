@@ -5,6 +5,7 @@
  * connection carry its TID: the active side picks it, the passive side
  * reuses the REQ's.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn.h"
@@ -39,9 +40,64 @@ void conn_send(struct conn *c, const struct cm_msg *msg, bool remember)
 	conn_learn(c, msg, true);
 	if (!remember)
 		return;
-	if (msg != &c->last)
-		c->last = *msg;
+	conn_last_set(c, msg);
 	c->last_deferred = ret == ENG_SEND_DEFERRED;
+}
+
+void conn_last_drop(struct conn *c)
+{
+	if (c->last.len == CONN_LAST_BLOCK)
+		spare_give(&c->eng->last_spare, c->last.block);
+	c->last.len = 0;
+}
+
+void conn_last_set(struct conn *c, const struct cm_msg *m)
+{
+	const uint8_t *b = (const uint8_t *)m;
+	size_t len = sizeof(*m);
+	struct cm_msg *blk;
+
+	while (len && !b[len - 1])
+		len--;
+	c->last.type = (uint8_t)m->type;
+	if (len <= CONN_LAST_INLINE) {
+		conn_last_drop(c);
+		memcpy(c->last.bytes, m, len);
+		/* len 0 would read as "nothing sent": keep one byte. */
+		c->last.len = len ? (uint8_t)len : 1;
+		return;
+	}
+	if (c->last.len == CONN_LAST_BLOCK) {
+		*c->last.block = *m;
+		return;
+	}
+	blk = spare_take(&c->eng->last_spare);
+	if (!blk)
+		blk = malloc(sizeof(*blk));
+	if (!blk) {
+		/*
+		 * Without memory the message is not remembered: its
+		 * retransmissions and the answers to duplicates are lost,
+		 * and the peer's own timers end the exchange. Say so.
+		 */
+		log_err("conn %08x: no memory for its last %s", c->local_id,
+			cm_msg_type_name(m->type));
+		c->last.len = 0;
+		return;
+	}
+	*blk = *m;
+	c->last.block = blk;
+	c->last.len = CONN_LAST_BLOCK;
+}
+
+void conn_last_get(const struct conn *c, struct cm_msg *m)
+{
+	if (c->last.len == CONN_LAST_BLOCK) {
+		*m = *c->last.block;
+		return;
+	}
+	memset(m, 0, sizeof(*m));
+	memcpy(m, c->last.bytes, c->last.len);
 }
 
 /*
@@ -126,9 +182,14 @@ void conn_learn(struct conn *c, const struct cm_msg *m, bool sent)
 
 void conn_resend_last(struct conn *c)
 {
-	cnt_retransmitted(c->eng, c->addr.port, c->last.type);
+	struct cm_msg m;
+
+	if (!c->last.len)
+		return; /* never sent, or not remembered (conn_last_set) */
+	conn_last_get(c, &m);
+	cnt_retransmitted(c->eng, c->addr.port, m.type);
 	c->last_deferred =
-		eng_send_raw(c->eng, &c->last, &c->addr) == ENG_SEND_DEFERRED;
+		eng_send_raw(c->eng, &m, &c->addr) == ENG_SEND_DEFERRED;
 }
 
 static uint64_t conn_ca_guid(const struct conn *c)

@@ -8,13 +8,20 @@
 
 #include "conn.h"
 
-void conn_ids_init(struct eng *eng)
+void conn_rec_init(struct eng *eng)
 {
 	int i;
 
 	eng->id_next = conn_random(eng);
 	for (i = 0; i < 4; i++)
 		eng->id_key[i] = conn_random(eng);
+	spare_init(&eng->last_spare, CONN_LAST_SPARE_MAX, sizeof(struct cm_msg),
+		   &eng->cnt.spare_bytes);
+}
+
+void conn_rec_fini(struct eng *eng)
+{
+	spare_drain(&eng->last_spare);
 }
 
 /* A 4-round Feistel network on 16-bit halves: a bijection of 32 bits. */
@@ -73,6 +80,7 @@ void conn_free(struct conn *c)
 	LIST_REMOVE(c, all_link);
 	evq_clear(c);
 	free(c->held_req);
+	conn_last_drop(c);
 	eng->nconn--;
 	free(c);
 }

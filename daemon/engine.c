@@ -28,7 +28,7 @@ struct eng *eng_new(const struct eng_ops *ops, void *ctx,
 		free(eng);
 		return NULL;
 	}
-	conn_ids_init(eng);
+	conn_rec_init(eng);
 	return eng;
 }
 
@@ -42,8 +42,10 @@ void eng_free(struct eng *eng)
 		LIST_REMOVE(c, all_link);
 		evq_clear(c);
 		free(c->held_req);
+		conn_last_drop(c);
 		free(c);
 	}
+	conn_rec_fini(eng);
 	ctab_fini(eng);
 	ltab_fini(&eng->listeners);
 	evq_fini(eng);

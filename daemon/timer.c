@@ -16,8 +16,8 @@ static void timer_swap(struct eng *eng, size_t a, size_t b)
 
 	eng->heap[a] = eng->heap[b];
 	eng->heap[b] = t;
-	eng->heap[a]->heap_idx = a;
-	eng->heap[b]->heap_idx = b;
+	eng->heap[a]->heap_idx = (uint32_t)a;
+	eng->heap[b]->heap_idx = (uint32_t)b;
 }
 
 static void timer_up(struct eng *eng, size_t i)
@@ -61,7 +61,7 @@ void timer_cancel(struct conn *c)
 	eng->heap_n--;
 	if (i != eng->heap_n) {
 		eng->heap[i] = eng->heap[eng->heap_n];
-		eng->heap[i]->heap_idx = i;
+		eng->heap[i]->heap_idx = (uint32_t)i;
 		timer_up(eng, i);
 		timer_down(eng, eng->heap[i]->heap_idx);
 	}
@@ -90,7 +90,7 @@ void timer_arm(struct conn *c, enum conn_timer kind, uint64_t at)
 	}
 	c->timer = kind;
 	c->deadline = at;
-	c->heap_idx = eng->heap_n++;
+	c->heap_idx = (uint32_t)eng->heap_n++;
 	eng->heap[c->heap_idx] = c;
 	timer_up(eng, c->heap_idx);
 }

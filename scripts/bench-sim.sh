@@ -7,9 +7,10 @@
 #   1. rate and latency at 1, 100, 1000 and 10000 connections in flight
 #      (N = max(2000, 2 * in flight) connections each, set up, held, torn
 #      down);
-#   2. one run holding 100,000 established connections in the daemon pair,
-#      with the scale curve (daemon RSS and one-at-a-time connect latency
-#      at 10k, 25k, 50k and 100k established);
+#   2. one run holding BIG (100,000; BIG=1000000 for the million)
+#      established connections in the daemon pair, with the scale curve
+#      (daemon RSS and one-at-a-time connect latency at each of SAMPLE's
+#      levels established);
 # then prints a summary. Benchmarks, not tests: nothing here passes or
 # fails on a number.
 #
@@ -19,7 +20,11 @@
 # compiled if it has no tools/cmbench. Environment:
 #   LEVELS="1 100 1000 10000"  in-flight levels of part 1 (empty: skip it)
 #   REPEAT=1                   runs per level (the machine is noisy)
-#   BIG=100000                 connections of part 2 (0: skip it)
+#   BIG=100000                 connections of part 2 (0: skip it); the
+#                              daemons' --max-ids follows it
+#   SAMPLE=                    part 2's curve levels, comma-separated
+#                              (default: those of 10k, 25k, 50k, 100k,
+#                              250k, 500k, 1M up to BIG)
 #   BIG_INFLIGHT=1000          in flight during part 2
 #   PROBE=200                  probe connections per curve level
 #   RUN_TIMEOUT=600            seconds any one cmbench may take
@@ -42,6 +47,7 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 KEEP=${KEEP:-}
 REPEAT=${REPEAT:-1}
 CMBENCH_ARGS=${CMBENCH_ARGS:-}
+SAMPLE=${SAMPLE:-}
 
 if [ ! -x "$build/tools/cmbench" ]; then
 	if [ ! -f "$build/build.ninja" ]; then
@@ -66,9 +72,9 @@ pids=""
 
 # shellcheck source=tests/lib/procs.sh
 . "$src/tests/lib/procs.sh"
-# Daemons holding 100k connections take a while to go: 5 s; logs: 15
-# lines each; start-ups: 10 s.
-STOP_TRIES=25
+# Daemons holding 100k connections take a while to go: 5 s, and 2 s
+# more per 100k beyond; logs: 15 lines each; start-ups: 10 s.
+STOP_TRIES=$((25 + BIG / 10000))
 LOG_LINES=15
 WAIT_TRIES=100
 
@@ -100,9 +106,12 @@ hub=$!
 pids="$pids $hub"
 wait_for "cmhub" "$CMHUB" --ctl "$dir/hub" stats
 
-# Room for the 100k run: ids per client, events queued per client, REQs
-# held beyond a listener's backlog. A short packet life time keeps
-# timewait (and the records it holds) short.
+# Room for part 2: ids per client (BIG, its probes and the ones in
+# flight, at least 262144), events queued per client, REQs held beyond a
+# listener's backlog. A short packet life time keeps timewait (and the
+# records it holds) short.
+MAX_IDS=$((BIG + PROBE + BIG_INFLIGHT))
+[ $MAX_IDS -lt 262144 ] && MAX_IDS=262144
 # PROFILE=callgrind runs both daemons under callgrind from the start.
 WRAP=""
 if [ "${PROFILE:-}" = callgrind ]; then
@@ -114,7 +123,7 @@ start_daemons() {
 	for n in 1 2; do
 		# shellcheck disable=SC2086 # WRAP is a command prefix
 		$WRAP "$CMD" --sim "$dir/hub" --node $n --socket "$dir/cmd$n.sock" \
-			--packet-life-time 8 --max-ids 262144 \
+			--packet-life-time 8 --max-ids $MAX_IDS \
 			--max-queued 1048576 --max-held 65536 --log-level warn \
 			>>"$dir/cmd$n.log" 2>&1 &
 		eval "d$n=$!"
@@ -224,10 +233,12 @@ fi
 
 if [ "$BIG" -gt 0 ]; then
 	restart_daemons
-	levels=""
-	for l in 10000 25000 50000 100000; do
-		[ $l -le "$BIG" ] && levels="$levels${levels:+,}$l"
-	done
+	levels=$SAMPLE
+	if [ -z "$levels" ]; then
+		for l in 10000 25000 50000 100000 250000 500000 1000000; do
+			[ $l -le "$BIG" ] && levels="$levels${levels:+,}$l"
+		done
+	fi
 	# The probes after the last level are part of N.
 	run "scale-$BIG" $((BIG + PROBE)) "$BIG_INFLIGHT" --hold 2 \
 		--sample "$levels" --probe "$PROBE"
