@@ -300,7 +300,7 @@ static struct {
 	uint64_t gen;
 } watch = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
-#define RC_GRP(g) (1u << ((g) - 1))
+#define RC_GRP(g) (1u << ((g)-1))
 
 /* The generation now; 0 never comes back (0: "nothing kept"). */
 static uint64_t net_gen(void)
@@ -336,8 +336,8 @@ static uint64_t net_gen(void)
 	} else {
 		/* ENOBUFS (overrun) counts as a change too. */
 		for (;;) {
-			ssize_t r = recv(watch.fd, buf, sizeof(buf),
-					 MSG_DONTWAIT);
+			ssize_t r =
+				recv(watch.fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 			if (r > 0 || (r < 0 && errno == ENOBUFS)) {
 				watch.gen++;
@@ -367,8 +367,8 @@ static struct {
  * per rdma_resolve_addr was most of its cost). NULL (and the lock not
  * held) on failure, with *err.
  */
-static const struct gid_set *gid_set_get(struct ibv_context *const *ctxs,
-					 int n, bool fresh, int *err)
+static const struct gid_set *gid_set_get(struct ibv_context *const *ctxs, int n,
+					 bool fresh, int *err)
 {
 	uint64_t gen = net_gen();
 	int max = (int)(sizeof(cache.ctxs) / sizeof(cache.ctxs[0]));

@@ -31,6 +31,9 @@
 #   RUN_TIMEOUT=600    seconds any one cmtime or cmbench may take
 #   BENCH_OUT=DIR      keep the logs there (default: a directory in /run)
 #   MODES="kernel cmd rdmacm"  which of the three runs to make per count
+#   BASE_LIBDIR=DIR    also run cmtime through another build's cmd
+#                      librdmacm (DIR holds its librdmacm.so.1; mode
+#                      "base", added to MODES): an A/B in one boot
 #   PROFILE=perf       record every cmtime client run system-wide with
 #                      perf (cpu-clock, call graphs) and print where the
 #                      CPU went, by process and by function (perf is the
@@ -52,6 +55,8 @@ REPEAT=${REPEAT:-1}
 CMBENCH_ARGS=${CMBENCH_ARGS:-}
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
 MODES=${MODES:-"kernel cmd rdmacm"}
+BASE_LIBDIR=${BASE_LIBDIR:-}
+[ -n "$BASE_LIBDIR" ] && [[ " $MODES " != *" base "* ]] && MODES+=" base"
 PROFILE=${PROFILE:-}
 T0=${EPOCHREALTIME/./}
 errors=0
@@ -250,6 +255,10 @@ run_cmtime() {
 	if [ "${4:-}" = rdmacm ]; then
 		a=$A0%veth0 w=("$WRAP" --socket "$SOCK")
 		what="cmd-rdmacm, rxe0 loopback"
+	elif [ "${4:-}" = base ]; then
+		a=$A0%veth0
+		w=(env "CMD_RDMACM_LIBDIR=$BASE_LIBDIR" "$WRAP" --socket "$SOCK")
+		what="cmd-rdmacm with $BASE_LIBDIR/librdmacm.so.1, rxe0 loopback"
 	fi
 	say "$name: cmtime -c $n ($what, port $port)"
 	"${w[@]}" cmtime -b "$a" -p "$port" >"$dir/$name.server.log" 2>&1 &
@@ -366,6 +375,9 @@ for r in $(seq "$REPEAT"); do
 		[[ " $MODES " == *" rdmacm "* ]] &&
 			run_cmtime "rdmacm-$n.r$r" "$n" "$port" rdmacm
 		port=$((port + 1))
+		[ -n "$BASE_LIBDIR" ] &&
+			run_cmtime "base-$n.r$r" "$n" "$port" base
+		port=$((port + 1))
 		names+=("$n.r$r")
 	done
 done
@@ -446,25 +458,27 @@ for nm in "${names[@]}"; do
 done
 echo
 say "cmtime step by step: the kernel's rdma_cm (rxe1) / cmd-rdmacm (rxe0), us per connection"
-sfmt='%-9s %-14s %10s %10s %7s\n'
+sfmt='%-9s %-14s %10s %10s %7s %10s\n'
 # shellcheck disable=SC2059 # the format is the variable
-printf "$sfmt" run step kernel_us rdmacm_us ratio
+printf "$sfmt" run step kernel_us rdmacm_us ratio base_us
 for nm in "${names[@]}"; do
 	kf="$dir/kernel-$nm.client.log" wf="$dir/rdmacm-$nm.client.log"
 	{ [ -f "$kf" ] && [ -f "$wf" ]; } || continue
 	n=${nm%%.*}
 	for s in "create id" "resolve addr" "resolve route" "create qp" connect disconnect destroy; do
-		kv_=$(cmtime_ms "$kf" "$s") wv=$(cmtime_ms "$wf" "$s")
-		line=$(awk -v n="$n" -v k="${kv_:-x}" -v w="${wv:-x}" 'function ok(x) { return x ~ /^[0-9.]+$/ }
+		kv_=$(cmtime_ms "$kf" "$s") wv=$(cmtime_ms "$wf" "$s") bv=
+		[ -f "$dir/base-$nm.client.log" ] && bv=$(cmtime_ms "$dir/base-$nm.client.log" "$s")
+		line=$(awk -v n="$n" -v k="${kv_:-x}" -v w="${wv:-x}" -v b="${bv:--}" 'function ok(x) { return x ~ /^[0-9.]+$/ }
 			BEGIN {
 				ku = ok(k) ? sprintf("%.1f", k * 1000 / n) : "x"
 				wu = ok(w) ? sprintf("%.1f", w * 1000 / n) : "x"
+				bu = ok(b) ? sprintf("%.1f", b * 1000 / n) : "-"
 				r = ok(k) && ok(w) && w > 0 ? sprintf("%.2f", k / w) : "x"
-				print ku, wu, r
+				print ku, wu, r, bu
 			}')
-		read -r ku wu r <<<"$line"
+		read -r ku wu r bu <<<"$line"
 		# shellcheck disable=SC2059 # the format is the variable
-		printf "$sfmt" "$nm" "$s" "$ku" "$wu" "$r"
+		printf "$sfmt" "$nm" "$s" "$ku" "$wu" "$r" "$bu"
 		machine+=" n${nm/./_}_${s// /_}_kernel_us=$ku n${nm/./_}_${s// /_}_rdmacm_us=$wu"
 	done
 done
@@ -480,8 +494,9 @@ tfmt='%-9s %6s %11s %11s %7s %11s %11s %7s\n'
 # shellcheck disable=SC2059 # the format is the variable
 printf "$tfmt" run conns kern_up/s rdmacm_up/s ratio kern_down/s rdmacm_down/s ratio
 declare -A up_r down_r
+for lib in rdmacm base; do
 for nm in "${names[@]}"; do
-	kf="$dir/kernel-$nm.client.log" wf="$dir/rdmacm-$nm.client.log"
+	kf="$dir/kernel-$nm.client.log" wf="$dir/$lib-$nm.client.log"
 	{ [ -f "$kf" ] && [ -f "$wf" ]; } || continue
 	n=${nm%%.*}
 	v=()
@@ -503,9 +518,11 @@ for nm in "${names[@]}"; do
 		}')
 	read -r ku wu ru kd wd rd <<<"$line"
 	# shellcheck disable=SC2059 # the format is the variable
+	[ "$lib" = base ] && nm+=.base
 	printf "$tfmt" "$nm" "$n" "$ku" "$wu" "$ru" "$kd" "$wd" "$rd"
-	up_r[$n]+=" $ru" down_r[$n]+=" $rd"
-	machine+=" n${nm/./_}_same_setup_ratio=$ru n${nm/./_}_same_teardown_ratio=$rd"
+	up_r[$lib$n]+=" $ru" down_r[$lib$n]+=" $rd"
+	machine+=" n${nm//./_}_same_setup_ratio=$ru n${nm//./_}_same_teardown_ratio=$rd"
+done
 done
 median() { # values... -> their median ("x" when there are none)
 	printf '%s\n' "$@" | awk '/^[0-9.]+$/ { v[n++] = $1 }
@@ -516,11 +533,15 @@ median() { # values... -> their median ("x" when there are none)
 			print n % 2 ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2
 		}'
 }
-for n in $COUNTS; do
-	# shellcheck disable=SC2086 # lists of ratios
-	mu=$(median ${up_r[$n]:-}) md=$(median ${down_r[$n]:-})
-	echo "   N=$n: median setup ratio $mu, teardown ratio $md (runs:${up_r[$n]:-} /${down_r[$n]:-})"
-	machine+=" n${n}_same_setup_ratio_median=$mu n${n}_same_teardown_ratio_median=$md"
+for lib in rdmacm base; do
+	for n in $COUNTS; do
+		[ -n "${up_r[$lib$n]:-}" ] || continue
+		# shellcheck disable=SC2086 # lists of ratios
+		mu=$(median ${up_r[$lib$n]}) md=$(median ${down_r[$lib$n]:-})
+		echo "   $lib N=$n: median setup ratio $mu, teardown ratio $md (runs:${up_r[$lib$n]} /${down_r[$lib$n]:-})"
+		[ $lib = base ] && p=base_ || p=
+		machine+=" ${p}n${n}_same_setup_ratio_median=$mu ${p}n${n}_same_teardown_ratio_median=$md"
+	done
 done
 echo
 echo "(kern_setup: cmtime create id..connect; cmd_setup: cmbench, first create id to"

@@ -28,6 +28,7 @@
 #   VM_TIMEOUT          seconds for the whole VM (default: from the above)
 #   KEEP=DIR            copy the logs there
 #   MODES="kernel cmd rdmacm"  which runs to make per count
+#   BASE_LIBDIR=DIR     also cmtime through another build's librdmacm.so.1
 #   PROFILE=perf        perf record the whole guest during each cmtime client
 #   CMD_VM_MEM          the VM's memory in MiB (default: 1024, 4096 when a
 #                       count is 5,000 or more: rxe's QPs and CQs, 4 per
@@ -103,7 +104,7 @@ echo "build: $build; VM timeout ${VM_TIMEOUT} s, memory ${CMD_VM_MEM:-1024} MiB"
 	--rw "$out" --env "COUNTS=$COUNTS" --env "REPEAT=$REPEAT" \
 	--env "CMBENCH_ARGS=$CMBENCH_ARGS" --env "RUN_TIMEOUT=$RUN_TIMEOUT" \
 	--env "BENCH_OUT=$out" --env "MODES=${MODES:-kernel cmd rdmacm}" \
-	--env "PROFILE=${PROFILE:-}" \
+	--env "PROFILE=${PROFILE:-}" --env "BASE_LIBDIR=${BASE_LIBDIR:-}" \
 	-- "$src/scripts/bench-rxe-guest.sh" "$build" | tee "$out/stdout.txt"
 rc=${PIPESTATUS[0]}
 if [ -n "$KEEP" ]; then
