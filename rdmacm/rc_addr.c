@@ -286,103 +286,123 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * What the kernel announced: one rtnetlink socket in the address, link,
+ * route and rule groups, drained without blocking when a cache is asked;
+ * any message (or an overrun) is a change and moves the generation on,
+ * which makes every kept answer (GID tables, routes) stale. Without the
+ * socket every call is a change: nothing is kept.
+ */
+static struct {
+	pthread_mutex_t mu;
+	int fd; /* or -1 */
+	bool tried;
+	uint64_t gen;
+} watch = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+#define RC_GRP(g) (1u << ((g)-1))
+
+/* The generation now; 0 never comes back (0: "nothing kept"). */
+static uint64_t net_gen(void)
+{
+	char buf[4096];
+	uint64_t g;
+
+	pthread_mutex_lock(&watch.mu);
+	if (!watch.tried) {
+		struct sockaddr_nl sa = {
+			.nl_family = AF_NETLINK,
+			.nl_groups = RC_GRP(RTNLGRP_LINK) |
+				     RC_GRP(RTNLGRP_IPV4_IFADDR) |
+				     RC_GRP(RTNLGRP_IPV6_IFADDR) |
+				     RC_GRP(RTNLGRP_IPV4_ROUTE) |
+				     RC_GRP(RTNLGRP_IPV6_ROUTE) |
+				     RC_GRP(RTNLGRP_IPV4_RULE) |
+				     RC_GRP(RTNLGRP_IPV6_RULE),
+		};
+
+		watch.tried = true;
+		watch.fd = socket(AF_NETLINK,
+				  SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+				  NETLINK_ROUTE);
+		if (watch.fd >= 0 &&
+		    bind(watch.fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			close(watch.fd);
+			watch.fd = -1;
+		}
+		watch.gen++;
+	} else if (watch.fd < 0) {
+		watch.gen++;
+	} else {
+		/* ENOBUFS (overrun) counts as a change too. */
+		for (;;) {
+			ssize_t r =
+				recv(watch.fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+			if (r > 0 || (r < 0 && errno == ENOBUFS)) {
+				watch.gen++;
+				continue;
+			}
+			break;
+		}
+	}
+	g = watch.gen;
+	pthread_mutex_unlock(&watch.mu);
+	return g;
+}
+
 /* The tables as last read, for the same contexts, until a change. */
 static struct {
 	pthread_mutex_t mu;
 	struct gid_set s;
 	struct ibv_context *ctxs[64];
 	int n; /* -1: nothing kept */
-	int watch; /* rtnetlink address/link groups, or -1 */
-	bool watch_tried;
-} cache = { .mu = PTHREAD_MUTEX_INITIALIZER, .n = -1, .watch = -1 };
+	uint64_t gen; /* net_gen() when read */
+} cache = { .mu = PTHREAD_MUTEX_INITIALIZER, .n = -1 };
 
-/* Did the kernel announce an address or link change since the last
- * call? Always "yes" when no watch socket could be opened. */
-static bool gid_cache_stale(void)
+/*
+ * The tables of ctxs, lent under cache.mu until gid_set_put(): the kept
+ * ones, or read afresh when fresh, on a change or for other contexts.
+ * Nothing is copied (the tables of two rxe devices are 64 kB, and a copy
+ * per rdma_resolve_addr was most of its cost). NULL (and the lock not
+ * held) on failure, with *err.
+ */
+static const struct gid_set *gid_set_get(struct ibv_context *const *ctxs, int n,
+					 bool fresh, int *err)
 {
-	char buf[4096];
-	bool any = false;
-
-	if (!cache.watch_tried) {
-		struct sockaddr_nl sa = {
-			.nl_family = AF_NETLINK,
-			.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR |
-				     RTMGRP_IPV6_IFADDR,
-		};
-
-		cache.watch_tried = true;
-		cache.watch = socket(AF_NETLINK,
-				     SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
-				     NETLINK_ROUTE);
-		if (cache.watch >= 0 &&
-		    bind(cache.watch, (struct sockaddr *)&sa, sizeof(sa))) {
-			close(cache.watch);
-			cache.watch = -1;
-		}
-		return true;
-	}
-	if (cache.watch < 0)
-		return true;
-	/* ENOBUFS (overrun) counts as a change too. */
-	for (;;) {
-		ssize_t r = recv(cache.watch, buf, sizeof(buf), MSG_DONTWAIT);
-
-		if (r > 0 || (r < 0 && errno == ENOBUFS)) {
-			any = true;
-			continue;
-		}
-		return any;
-	}
-}
-
-/* The tables of ctxs into *s (the caller frees it): the kept copy, or
- * read afresh when fresh, on a change or for other contexts. */
-static int gid_set_load(struct gid_set *s, struct ibv_context *const *ctxs,
-			int n, bool fresh)
-{
-	int ret = 0;
+	uint64_t gen = net_gen();
+	int max = (int)(sizeof(cache.ctxs) / sizeof(cache.ctxs[0]));
 
 	pthread_mutex_lock(&cache.mu);
-	if (gid_cache_stale() || fresh || n != cache.n ||
-	    n > (int)(sizeof(cache.ctxs) / sizeof(cache.ctxs[0])) ||
+	if (gen != cache.gen || fresh || n != cache.n || n > max ||
 	    (n && memcmp(cache.ctxs, ctxs, (size_t)n * sizeof(*ctxs)))) {
 		if (cache.n >= 0)
 			gid_set_free(&cache.s);
 		cache.n = -1;
-		ret = gid_set_read(&cache.s, ctxs, n);
-		if (!ret &&
-		    n <= (int)(sizeof(cache.ctxs) / sizeof(cache.ctxs[0]))) {
+		*err = gid_set_read(&cache.s, ctxs, n);
+		if (*err) {
+			pthread_mutex_unlock(&cache.mu);
+			return NULL;
+		}
+		if (n <= max) {
 			if (n)
 				memcpy(cache.ctxs, ctxs,
 				       (size_t)n * sizeof(*ctxs));
 			cache.n = n;
+			cache.gen = gen;
 		}
 	}
-	if (!ret) {
-		memset(s, 0, sizeof(*s));
-		s->n = cache.s.n;
-		s->e = malloc((cache.s.n ? cache.s.n : 1) * sizeof(*s->e));
-		s->end = malloc(((size_t)n ? (size_t)n : 1) * sizeof(*s->end));
-		if (!s->e || !s->end) {
-			gid_set_free(s);
-			ret = -ENOMEM;
-		} else {
-			/* No device (the simulated fabric): nothing to copy,
-			 * and memcpy must not see the NULL of an empty set. */
-			if (cache.s.n)
-				memcpy(s->e, cache.s.e,
-				       cache.s.n * sizeof(*s->e));
-			if (n)
-				memcpy(s->end, cache.s.end,
-				       (size_t)n * sizeof(*s->end));
-		}
-	}
-	if (cache.n < 0 && !ret) {
-		/* Not kept (too many contexts): the copy was the read. */
+	return &cache.s;
+}
+
+static void gid_set_put(void)
+{
+	if (cache.n < 0) {
+		/* Not kept (too many contexts): the lent set was the read. */
 		gid_set_free(&cache.s);
+		memset(&cache.s, 0, sizeof(cache.s));
 	}
 	pthread_mutex_unlock(&cache.mu);
-	return ret;
 }
 
 static struct ibv_context *gid_set_ctx(const struct gid_set *s,
@@ -475,26 +495,26 @@ static int where_find(struct ibv_context *const *ctxs, int n,
 		      const struct sockaddr *addr, uint32_t ifindex,
 		      uint16_t port_be, struct rc_where *w)
 {
-	struct gid_set s;
+	const struct gid_set *s;
 	union ibv_gid gid;
 	int ret = rc_addr_to_gid(addr, &gid);
 
 	if (ret)
 		return ret;
 	for (int fresh = 0; fresh < 2; fresh++) {
-		ret = gid_set_load(&s, ctxs, n, fresh);
-		if (ret)
+		s = gid_set_get(ctxs, n, fresh, &ret);
+		if (!s)
 			return ret;
-		ret = rc_addr_pick(s.e, s.n, &gid, ifindex);
+		ret = rc_addr_pick(s->e, s->n, &gid, ifindex);
 		if (ret >= 0 || fresh)
 			break;
-		gid_set_free(&s);
+		gid_set_put();
 	}
 	if (ret >= 0) {
-		where_fill(w, &s, (size_t)ret, ctxs, n, addr, port_be);
+		where_fill(w, s, (size_t)ret, ctxs, n, addr, port_be);
 		ret = 0;
 	}
-	gid_set_free(&s);
+	gid_set_put();
 	return ret;
 }
 
@@ -738,12 +758,97 @@ static int route_lookup(int fd, uint32_t seq, const struct sockaddr *dst,
 			const struct sockaddr *src, int oif,
 			struct rc_route *r);
 
+/*
+ * The kernel's answers, kept until net_gen() says the routes, rules,
+ * addresses or links changed: cmtime resolves the same destination for
+ * every id, and an RTM_GETROUTE round trip per call was, with the GID
+ * table copy, what made rdma_resolve_addr five times the kernel's. Only
+ * successful answers are kept; a key is the lookup's inputs.
+ */
+#define RC_ROUTES 16
+
+struct route_key {
+	sa_family_t af;
+	uint8_t dst[16], src[16];
+	bool has_src;
+	uint32_t scope; /* a link-local destination's */
+	int oif;
+};
+
+static struct {
+	struct route_key k[RC_ROUTES];
+	struct rc_route r[RC_ROUTES];
+	uint64_t gen; /* of every kept answer; 0: none kept */
+	unsigned int n, next;
+} routes;
+
+static void route_key_make(struct route_key *k, const struct sockaddr *dst,
+			   const struct sockaddr *src, int oif)
+{
+	const void *p = NULL;
+	size_t len;
+
+	memset(k, 0, sizeof(*k));
+	k->af = dst->sa_family;
+	len = addr_bytes(dst, &p);
+	memcpy(k->dst, p, len);
+	if (addr_is_ll(dst))
+		k->scope = as_in6(dst)->sin6_scope_id;
+	if (src) {
+		len = addr_bytes(src, &p);
+		memcpy(k->src, p, len);
+		k->has_src = true;
+	}
+	k->oif = oif;
+}
+
+/* Under nl.mu. */
+static bool route_cached(const struct route_key *k, uint64_t gen,
+			 struct rc_route *r)
+{
+	if (routes.gen != gen) {
+		routes.n = 0;
+		routes.next = 0;
+		routes.gen = gen;
+		return false;
+	}
+	for (unsigned int i = 0; i < routes.n; i++)
+		if (!memcmp(&routes.k[i], k, sizeof(*k))) {
+			*r = routes.r[i];
+			return true;
+		}
+	return false;
+}
+
+static void route_keep(const struct route_key *k, const struct rc_route *r)
+{
+	unsigned int i = routes.next;
+
+	routes.next = (routes.next + 1) % RC_ROUTES;
+	if (routes.n < RC_ROUTES)
+		routes.n++;
+	routes.k[i] = *k;
+	routes.r[i] = *r;
+}
+
 int rc_addr_route_lookup(const struct sockaddr *dst, const struct sockaddr *src,
 			 int oif, struct rc_route *r)
 {
+	struct route_key k;
+	uint64_t gen;
 	int fd, ret;
 
+	/* rc_addr_route_req's refusal, before a key is made of them. */
+	if ((dst->sa_family != AF_INET && dst->sa_family != AF_INET6) ||
+	    (src && src->sa_family != dst->sa_family))
+		return -EAFNOSUPPORT;
+	route_key_make(&k, dst, src, oif);
+	gen = net_gen();
 	pthread_mutex_lock(&nl.mu);
+	if (route_cached(&k, gen, r)) {
+		pthread_mutex_unlock(&nl.mu);
+		return 0;
+	}
 	fd = nl_socket();
 	ret = fd < 0 ? fd : route_lookup(fd, ++nl.seq, dst, src, oif, r);
 	if (fd >= 0 && ret < 0 && ret != -ETIMEDOUT && ret != -ENETUNREACH &&
@@ -753,6 +858,8 @@ int rc_addr_route_lookup(const struct sockaddr *dst, const struct sockaddr *src,
 		close(fd);
 		nl.fd = -1;
 	}
+	if (!ret)
+		route_keep(&k, r);
 	pthread_mutex_unlock(&nl.mu);
 	return ret;
 }
@@ -910,25 +1017,25 @@ static int route_where(struct ibv_context *const *ctxs, int n,
 		       const struct sockaddr *dst, const struct rc_route *rt,
 		       uint16_t port_be, struct rc_where *w)
 {
+	const struct gid_set *s;
 	struct sockaddr_storage a;
-	struct gid_set s;
 	int i;
 
 	for (int fresh = 0; fresh < 2; fresh++) {
-		i = gid_set_load(&s, ctxs, n, fresh);
-		if (i)
+		s = gid_set_get(ctxs, n, fresh, &i);
+		if (!s)
 			return i;
-		i = rc_addr_route_pick(s.e, s.n, dst, rt, &a);
+		i = rc_addr_route_pick(s->e, s->n, dst, rt, &a);
 		if (i >= 0 || fresh)
 			break;
-		gid_set_free(&s);
+		gid_set_put();
 	}
 	if (i >= 0) {
-		where_fill(w, &s, (size_t)i, ctxs, n, (struct sockaddr *)&a,
+		where_fill(w, s, (size_t)i, ctxs, n, (struct sockaddr *)&a,
 			   port_be);
 		i = 0;
 	}
-	gid_set_free(&s);
+	gid_set_put();
 	return i;
 }
 

@@ -70,20 +70,22 @@ void rc_chan_free(struct rc_chan *c)
 	free(c);
 }
 
+/*
+ * Make the fd readable or not. c->lit is the counter's state (only we
+ * write or read it, under rc.mu), so each change is one system call and
+ * no poll() is needed to learn whether a read would block.
+ */
 static void rc_chan_signal(struct rc_chan *c, bool readable)
 {
 	eventfd_t v;
 
+	if (readable == c->lit)
+		return;
 	if (readable)
 		eventfd_write(c->pub.fd, 1);
-	else {
-		/* Never blocks: the counter is non-zero (we wrote it, under
-		 * the lock that guards every read). */
-		struct pollfd p = { .fd = c->pub.fd, .events = POLLIN };
-
-		if (poll(&p, 1, 0) == 1)
-			eventfd_read(c->pub.fd, &v);
-	}
+	else
+		eventfd_read(c->pub.fd, &v);
+	c->lit = readable;
 }
 
 struct rc_ev *rc_ev_new(struct rc_id *id, enum rdma_cm_event_type type,
@@ -139,8 +141,8 @@ void rc_ev_queue(struct rc_ev *ev)
 	ev->next = NULL;
 	*c->tail = ev;
 	c->tail = &ev->next;
-	if (c->queued++ == 0)
-		rc_chan_signal(c, true);
+	c->queued++;
+	rc_chan_signal(c, true);
 }
 
 static struct rc_ev *rc_ev_pop(struct rc_chan *c)

@@ -92,6 +92,7 @@ struct rc_chan {
 	struct rdma_event_channel pub; /* first; fd is an eventfd */
 	struct rc_ev *head, **tail;
 	unsigned int queued;
+	bool lit; /* the eventfd's counter is not 0 */
 	unsigned int ids; /* ids on it (destroy keeps it while any is) */
 	bool sync; /* the private channel of a synchronous id */
 	bool dead;

@@ -30,6 +30,14 @@
 #                      (e.g. --async)
 #   RUN_TIMEOUT=600    seconds any one cmtime or cmbench may take
 #   BENCH_OUT=DIR      keep the logs there (default: a directory in /run)
+#   MODES="kernel cmd rdmacm"  which of the three runs to make per count
+#   BASE_LIBDIR=DIR    also run cmtime through another build's cmd
+#                      librdmacm (DIR holds its librdmacm.so.1; mode
+#                      "base", added to MODES): an A/B in one boot
+#   PROFILE=perf       record every cmtime client run system-wide with
+#                      perf (cpu-clock, call graphs) and print where the
+#                      CPU went, by process and by function (perf is the
+#                      host's linux-perf: 6.1, the guest kernel's version)
 #
 # Prints each run's step tables, then a summary and, last, one line of
 # key=value pairs. A benchmark: no number fails it, but any run that errs
@@ -46,6 +54,10 @@ COUNTS=${COUNTS:-"100 1000"}
 REPEAT=${REPEAT:-1}
 CMBENCH_ARGS=${CMBENCH_ARGS:-}
 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
+MODES=${MODES:-"kernel cmd rdmacm"}
+BASE_LIBDIR=${BASE_LIBDIR:-}
+[ -n "$BASE_LIBDIR" ] && [[ " $MODES " != *" base "* ]] && MODES+=" base"
+PROFILE=${PROFILE:-}
 T0=${EPOCHREALTIME/./}
 errors=0
 pids=()
@@ -184,16 +196,69 @@ wait_cmd_listen() {
 	return 1
 }
 
+# ---- PROFILE=perf: the whole guest while a client runs ----------------------
+prof_pid=
+prof_start() { # NAME
+	[ "$PROFILE" = perf ] || return 0
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	# Wall-clock sample times (-k realtime), so that perf script can
+	# cut the samples at the client's step lines (timestamped by
+	# prof_stamp); the guest's symbols, for perf report on the host.
+	[ -f "$dir/kallsyms" ] || cat /proc/kallsyms >"$dir/kallsyms"
+	perf record -a -g -F 999 -e cpu-clock -k realtime \
+		-o "$dir/$1.perf.data" >"$dir/$1.perf.log" 2>&1 &
+	prof_pid=$!
+	nap 2 # perf's start-up: its mmaps of every CPU
+}
+# Each line of stdin, prefixed with the wall-clock time it was read.
+prof_stamp() {
+	local line
+	while IFS= read -r line; do echo "${EPOCHREALTIME} $line"; done
+}
+if [ "$PROFILE" = perf ]; then
+	# The first perf start-up reads its binary and libraries over 9p: a
+	# warm-up, so that the first profiled run is recorded from its start.
+	perf record -o /dev/null -e cpu-clock true >/dev/null 2>&1
+	perf report -i /dev/null >/dev/null 2>&1
+fi
+prof_end() {
+	[ -n "$prof_pid" ] || return 0
+	kill -INT "$prof_pid" 2>/dev/null
+	wait "$prof_pid" 2>/dev/null
+	prof_pid=
+}
+prof_report() { # NAME
+	[ -f "$dir/$1.perf.data" ] || return 0
+	perf report -i "$dir/$1.perf.data" --no-children -g none --sort comm \
+		--stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 8 \
+		>"$dir/$1.perf.comm.txt"
+	perf report -i "$dir/$1.perf.data" --no-children -g none \
+		--sort comm,dso,sym --stdio 2>/dev/null | grep -v '^#' |
+		grep -v '^$' | head -n 40 >"$dir/$1.perf.sym.txt"
+	perf report -i "$dir/$1.perf.data" --children -g none \
+		--sort comm,sym --stdio 2>/dev/null | grep -v '^#' |
+		grep -v '^$' | head -n 60 >"$dir/$1.perf.children.txt"
+	echo "   perf: CPU by process, then by function (self), then with callees:"
+	show "$dir/$1.perf.comm.txt"
+	show "$dir/$1.perf.sym.txt"
+	show "$dir/$1.perf.children.txt"
+}
+
 # ---- kernel and rdmacm: cmtime ------------------------------------------------
 # run_cmtime NAME N PORT [rdmacm]: server and client on rxe1 (the kernel's
 # rdma_cm), or with "rdmacm" on rxe0 through cmd-rdmacm; the server runs
 # until it is stopped (cmtime's server never exits by itself).
 run_cmtime() {
-	local name=$1 n=$2 port=$3 srv rc t retr0 retr1 a=$A1%veth1 w=()
+	local name=$1 n=$2 port=$3 srv rc t retr0 retr1 a=$A1%veth1 w=() line
 	local what="kernel rdma_cm, rxe1 loopback"
 	if [ "${4:-}" = rdmacm ]; then
 		a=$A0%veth0 w=("$WRAP" --socket "$SOCK")
 		what="cmd-rdmacm, rxe0 loopback"
+	elif [ "${4:-}" = base ]; then
+		a=$A0%veth0
+		w=(env "CMD_RDMACM_LIBDIR=$BASE_LIBDIR" "$WRAP" --socket "$SOCK")
+		what="cmd-rdmacm with $BASE_LIBDIR/librdmacm.so.1, rxe0 loopback"
 	fi
 	say "$name: cmtime -c $n ($what, port $port)"
 	"${w[@]}" cmtime -b "$a" -p "$port" >"$dir/$name.server.log" 2>&1 &
@@ -211,15 +276,29 @@ run_cmtime() {
 		return
 	fi
 	retr0=$(kctr_sum cm_tx_retries)
+	prof_start "$name"
 	t=$(now_us)
-	timeout -k 5 "$RUN_TIMEOUT" "${w[@]}" cmtime -s "$a" -p "$port" -c "$n" \
-		>"$dir/$name.client.log" 2>&1
-	rc=$?
+	if [ -n "$prof_pid" ]; then
+		# Line-buffered, each step's line stamped when it comes.
+		timeout -k 5 "$RUN_TIMEOUT" "${w[@]}" stdbuf -oL cmtime -s "$a" \
+			-p "$port" -c "$n" 2>&1 | prof_stamp >"$dir/$name.stamps.txt"
+		rc=${PIPESTATUS[0]}
+		while IFS= read -r line; do
+			echo "${line#* }"
+		done <"$dir/$name.stamps.txt" >"$dir/$name.client.log"
+	else
+		timeout -k 5 "$RUN_TIMEOUT" "${w[@]}" cmtime -s "$a" -p "$port" \
+			-c "$n" >"$dir/$name.client.log" 2>&1
+		rc=$?
+	fi
+	t=$(($(now_us) - t))
+	prof_end
 	retr1=$(kctr_sum cm_tx_retries)
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
-	echo "-- ${w[*]} cmtime -s $a -p $port -c $n (exit $rc, $((($(now_us) - t) / 1000)) ms)"
+	echo "-- ${w[*]} cmtime -s $a -p $port -c $n (exit $rc, $((t / 1000)) ms)"
 	show "$dir/$name.client.log"
+	prof_report "$name"
 	echo "   rxe1 ib_cm retransmissions during the run: $((retr1 - retr0))"
 	[ $rc = 0 ] || error "$name: cmtime exited $rc"
 	has_line "$dir/$name.client.log" "^connect *:" ||
@@ -289,10 +368,15 @@ names=()
 port=7600
 for r in $(seq "$REPEAT"); do
 	for n in $COUNTS; do
-		run_cmtime "kernel-$n.r$r" "$n" "$port"
+		[[ " $MODES " == *" kernel "* ]] &&
+			run_cmtime "kernel-$n.r$r" "$n" "$port"
 		port=$((port + 1))
-		run_cmbench "cmd-$n.r$r" "$n"
-		run_cmtime "rdmacm-$n.r$r" "$n" "$port" rdmacm
+		[[ " $MODES " == *" cmd "* ]] && run_cmbench "cmd-$n.r$r" "$n"
+		[[ " $MODES " == *" rdmacm "* ]] &&
+			run_cmtime "rdmacm-$n.r$r" "$n" "$port" rdmacm
+		port=$((port + 1))
+		[ -n "$BASE_LIBDIR" ] &&
+			run_cmtime "base-$n.r$r" "$n" "$port" base
 		port=$((port + 1))
 		names+=("$n.r$r")
 	done
@@ -374,25 +458,27 @@ for nm in "${names[@]}"; do
 done
 echo
 say "cmtime step by step: the kernel's rdma_cm (rxe1) / cmd-rdmacm (rxe0), us per connection"
-sfmt='%-9s %-14s %10s %10s %7s\n'
+sfmt='%-9s %-14s %10s %10s %7s %10s\n'
 # shellcheck disable=SC2059 # the format is the variable
-printf "$sfmt" run step kernel_us rdmacm_us ratio
+printf "$sfmt" run step kernel_us rdmacm_us ratio base_us
 for nm in "${names[@]}"; do
 	kf="$dir/kernel-$nm.client.log" wf="$dir/rdmacm-$nm.client.log"
 	{ [ -f "$kf" ] && [ -f "$wf" ]; } || continue
 	n=${nm%%.*}
 	for s in "create id" "resolve addr" "resolve route" "create qp" connect disconnect destroy; do
-		kv_=$(cmtime_ms "$kf" "$s") wv=$(cmtime_ms "$wf" "$s")
-		line=$(awk -v n="$n" -v k="${kv_:-x}" -v w="${wv:-x}" 'function ok(x) { return x ~ /^[0-9.]+$/ }
+		kv_=$(cmtime_ms "$kf" "$s") wv=$(cmtime_ms "$wf" "$s") bv=
+		[ -f "$dir/base-$nm.client.log" ] && bv=$(cmtime_ms "$dir/base-$nm.client.log" "$s")
+		line=$(awk -v n="$n" -v k="${kv_:-x}" -v w="${wv:-x}" -v b="${bv:--}" 'function ok(x) { return x ~ /^[0-9.]+$/ }
 			BEGIN {
 				ku = ok(k) ? sprintf("%.1f", k * 1000 / n) : "x"
 				wu = ok(w) ? sprintf("%.1f", w * 1000 / n) : "x"
+				bu = ok(b) ? sprintf("%.1f", b * 1000 / n) : "-"
 				r = ok(k) && ok(w) && w > 0 ? sprintf("%.2f", k / w) : "x"
-				print ku, wu, r
+				print ku, wu, r, bu
 			}')
-		read -r ku wu r <<<"$line"
+		read -r ku wu r bu <<<"$line"
 		# shellcheck disable=SC2059 # the format is the variable
-		printf "$sfmt" "$nm" "$s" "$ku" "$wu" "$r"
+		printf "$sfmt" "$nm" "$s" "$ku" "$wu" "$r" "$bu"
 		machine+=" n${nm/./_}_${s// /_}_kernel_us=$ku n${nm/./_}_${s// /_}_rdmacm_us=$wu"
 	done
 done
@@ -408,8 +494,9 @@ tfmt='%-9s %6s %11s %11s %7s %11s %11s %7s\n'
 # shellcheck disable=SC2059 # the format is the variable
 printf "$tfmt" run conns kern_up/s rdmacm_up/s ratio kern_down/s rdmacm_down/s ratio
 declare -A up_r down_r
+for lib in rdmacm base; do
 for nm in "${names[@]}"; do
-	kf="$dir/kernel-$nm.client.log" wf="$dir/rdmacm-$nm.client.log"
+	kf="$dir/kernel-$nm.client.log" wf="$dir/$lib-$nm.client.log"
 	{ [ -f "$kf" ] && [ -f "$wf" ]; } || continue
 	n=${nm%%.*}
 	v=()
@@ -431,9 +518,11 @@ for nm in "${names[@]}"; do
 		}')
 	read -r ku wu ru kd wd rd <<<"$line"
 	# shellcheck disable=SC2059 # the format is the variable
+	[ "$lib" = base ] && nm+=.base
 	printf "$tfmt" "$nm" "$n" "$ku" "$wu" "$ru" "$kd" "$wd" "$rd"
-	up_r[$n]+=" $ru" down_r[$n]+=" $rd"
-	machine+=" n${nm/./_}_same_setup_ratio=$ru n${nm/./_}_same_teardown_ratio=$rd"
+	up_r[$lib$n]+=" $ru" down_r[$lib$n]+=" $rd"
+	machine+=" n${nm//./_}_same_setup_ratio=$ru n${nm//./_}_same_teardown_ratio=$rd"
+done
 done
 median() { # values... -> their median ("x" when there are none)
 	printf '%s\n' "$@" | awk '/^[0-9.]+$/ { v[n++] = $1 }
@@ -444,11 +533,15 @@ median() { # values... -> their median ("x" when there are none)
 			print n % 2 ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2
 		}'
 }
-for n in $COUNTS; do
-	# shellcheck disable=SC2086 # lists of ratios
-	mu=$(median ${up_r[$n]:-}) md=$(median ${down_r[$n]:-})
-	echo "   N=$n: median setup ratio $mu, teardown ratio $md (runs:${up_r[$n]:-} /${down_r[$n]:-})"
-	machine+=" n${n}_same_setup_ratio_median=$mu n${n}_same_teardown_ratio_median=$md"
+for lib in rdmacm base; do
+	for n in $COUNTS; do
+		[ -n "${up_r[$lib$n]:-}" ] || continue
+		# shellcheck disable=SC2086 # lists of ratios
+		mu=$(median ${up_r[$lib$n]}) md=$(median ${down_r[$lib$n]:-})
+		echo "   $lib N=$n: median setup ratio $mu, teardown ratio $md (runs:${up_r[$lib$n]} /${down_r[$lib$n]:-})"
+		[ $lib = base ] && p=base_ || p=
+		machine+=" ${p}n${n}_same_setup_ratio_median=$mu ${p}n${n}_same_teardown_ratio_median=$md"
+	done
 done
 echo
 echo "(kern_setup: cmtime create id..connect; cmd_setup: cmbench, first create id to"

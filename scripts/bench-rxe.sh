@@ -27,6 +27,12 @@
 #   RUN_TIMEOUT=600     seconds any one cmtime or cmbench may take
 #   VM_TIMEOUT          seconds for the whole VM (default: from the above)
 #   KEEP=DIR            copy the logs there
+#   MODES="kernel cmd rdmacm"  which runs to make per count
+#   BASE_LIBDIR=DIR     also cmtime through another build's librdmacm.so.1
+#   PROFILE=perf        perf record the whole guest during each cmtime client
+#   CMD_VM_MEM          the VM's memory in MiB (default: 1024, 4096 when a
+#                       count is 5,000 or more: rxe's QPs and CQs, 4 per
+#                       connection at N 10,000, are mostly guest memory)
 # A benchmark: nothing fails on a number; exit 1 when a run errs, 77 when
 # the VM cannot run here.
 set -u
@@ -79,21 +85,31 @@ if [ -z "${VM_TIMEOUT:-}" ]; then
 	[ $VM_TIMEOUT -gt $max ] && VM_TIMEOUT=$max
 fi
 
+# 1 GiB is plenty up to N=1000; at N=10000 cmtime through the kernel
+# holds 20,000 QPs (client and server) on one rxe device.
+if [ -z "${CMD_VM_MEM:-}" ]; then
+	for n in $COUNTS; do
+		[ "$n" -ge 5000 ] && export CMD_VM_MEM=4096
+	done
+fi
+
 out=$(mktemp -d "${TMPDIR:-/tmp}/cmd-bench-rxe.XXXXXX") || exit 1
 trap 'rm -rf "$out"' EXIT
 trap 'exit 130' INT TERM
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo |
 	cut -d: -f2 | sed 's/^ *//'), $(uname -sr); load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "build: $build; VM timeout ${VM_TIMEOUT} s"
+echo "build: $build; VM timeout ${VM_TIMEOUT} s, memory ${CMD_VM_MEM:-1024} MiB"
 "$src/tests/vm/run.sh" --two-devices --with-kernel-cm --timeout "$VM_TIMEOUT" \
 	--rw "$out" --env "COUNTS=$COUNTS" --env "REPEAT=$REPEAT" \
 	--env "CMBENCH_ARGS=$CMBENCH_ARGS" --env "RUN_TIMEOUT=$RUN_TIMEOUT" \
-	--env "BENCH_OUT=$out" \
+	--env "BENCH_OUT=$out" --env "MODES=${MODES:-kernel cmd rdmacm}" \
+	--env "PROFILE=${PROFILE:-}" --env "BASE_LIBDIR=${BASE_LIBDIR:-}" \
 	-- "$src/scripts/bench-rxe-guest.sh" "$build" | tee "$out/stdout.txt"
 rc=${PIPESTATUS[0]}
 if [ -n "$KEEP" ]; then
-	mkdir -p "$KEEP" && cp "$out"/*.log "$KEEP"/ 2>/dev/null
+	mkdir -p "$KEEP" && cp "$out"/*.log "$out"/*.txt "$KEEP"/ 2>/dev/null
+	cp "$out"/*.perf.data "$out"/kallsyms "$KEEP"/ 2>/dev/null
 	echo "bench-rxe.sh: logs in $KEEP"
 fi
 case $rc in
