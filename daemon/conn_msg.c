@@ -57,6 +57,16 @@ void conn_last_set(struct conn *c, const struct cm_msg *m)
 	size_t len = sizeof(*m);
 	struct cm_msg *blk;
 
+	/* The trailing zeros a word at a time (most of a message is its
+	 * zero private data), then the last few bytes one by one. */
+	while (len >= 8) {
+		uint64_t w;
+
+		memcpy(&w, b + len - 8, sizeof(w));
+		if (w)
+			break;
+		len -= 8;
+	}
 	while (len && !b[len - 1])
 		len--;
 	c->last.type = (uint8_t)m->type;
