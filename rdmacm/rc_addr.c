@@ -415,6 +415,14 @@ static struct ibv_context *gid_set_ctx(const struct gid_set *s,
 	return NULL;
 }
 
+void rc_addr_warm(struct ibv_context *const *ctxs, int n)
+{
+	int err;
+
+	if (gid_set_get(ctxs, n, false, &err))
+		gid_set_put();
+}
+
 static bool gid_type_roce(uint32_t t)
 {
 	return t == IBV_GID_TYPE_ROCE_V1 || t == IBV_GID_TYPE_ROCE_V2;

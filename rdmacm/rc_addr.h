@@ -79,6 +79,10 @@ bool rc_addr_any(const struct sockaddr *sa);
 int rc_addr_local(struct ibv_context *const *ctxs, int n,
 		  const struct sockaddr *sa, struct rc_where *w);
 
+/* Read the GID tables of ctxs[0..n) into the cache now, so that the first
+ * rc_addr_local() finds them there. Failures are left for it to report. */
+void rc_addr_warm(struct ibv_context *const *ctxs, int n);
+
 /*
  * rdma_resolve_addr: where traffic from src (NULL or wildcard: the kernel
  * picks) to dst leaves, as rdma_cm does it: a route lookup in the kernel's

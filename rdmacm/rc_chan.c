@@ -270,6 +270,12 @@ RC_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 
 	RC_LOCK();
 	c = rc_chan_new(false);
+	/* What the first call would otherwise pay (~150-220 ms under TCG):
+	 * the daemon's channel and port list, the devices, their GID
+	 * tables. librdmacm opens its devices here too (ucma_init). Best
+	 * effort: a failure is the first call's to report. */
+	if (c)
+		rc_warm();
 	RC_UNLOCK();
 	return c ? &c->pub : NULL;
 }

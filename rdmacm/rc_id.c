@@ -167,6 +167,16 @@ static int rc_ctxs(struct ibv_context **ctxs, int max)
 	return n;
 }
 
+/* Open what the first call needs (rdma_create_event_channel); under rc.mu. */
+void rc_warm(void)
+{
+	struct ibv_context *ctxs[64];
+	int n = rc_ctxs(ctxs, 64);
+
+	if (n)
+		rc_addr_warm(ctxs, n);
+}
+
 /* Put id on the device and GID w names, or, when the address is no
  * verbs device's (the simulated fabric has none), on the daemon's port
  * that carries gid. */

@@ -168,6 +168,7 @@ int rc_dev_open(struct rc_dev *d); /* its context, once */
 int rc_dev_get(struct rc_id *id, struct rc_dev *d); /* open, ref */
 void rc_dev_put(struct rc_id *id);
 int rc_ports(void); /* the daemon's ports, once */
+void rc_warm(void); /* daemon, devices, GID tables: before the first call */
 const struct cmc_port_info *rc_port_gid(const union ibv_gid *gid,
 					const struct cmc_port_gid **gp);
 void rc_wake_reader(void);
