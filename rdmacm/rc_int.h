@@ -73,6 +73,12 @@ struct rc_dev {
 	unsigned int refs; /* ids on it */
 	uint8_t max_init_depth, max_resp_res;
 	bool cmd; /* served by the cmd daemon (else the kernel's CM) */
+	/* The P_Key index last looked up on one of its RoCE ports (a RoCE
+	 * port's P_Key table is the kernel's fixed default; an IB port's is
+	 * the SM's to change, so it is looked up every time). */
+	bool pkey_known;
+	uint8_t pkey_port;
+	uint16_t pkey, pkey_index;
 };
 
 struct rc_chan;
@@ -168,6 +174,7 @@ int rc_dev_open(struct rc_dev *d); /* its context, once */
 int rc_dev_get(struct rc_id *id, struct rc_dev *d); /* open, ref */
 void rc_dev_put(struct rc_id *id);
 int rc_ports(void); /* the daemon's ports, once */
+bool rc_port_is_roce(const char *dev, uint8_t port); /* a daemon RoCE port */
 void rc_warm(void); /* daemon, devices, GID tables: before the first call */
 const struct cmc_port_info *rc_port_gid(const union ibv_gid *gid,
 					const struct cmc_port_gid **gp);

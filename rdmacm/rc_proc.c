@@ -189,6 +189,18 @@ int rc_ports(void)
 	return 0;
 }
 
+/* Whether the daemon serves dev's port as RoCE (else IB, or not its). */
+bool rc_port_is_roce(const char *dev, uint8_t port)
+{
+	for (unsigned int i = 0; i < rc.n_ports; i++) {
+		const struct cmc_port_info *p = &rc.ports[i];
+
+		if (p->port_num == port && !strcmp(p->dev_name, dev))
+			return p->link_layer == CMC_LINK_ROCE;
+	}
+	return false;
+}
+
 /* The daemon's port and GID entry holding gid, or with gid NULL the
  * first served active RoCE port's first IPv4 GID (what the daemon itself
  * would pick for an IPv4 destination); NULL when there is none. */
