@@ -866,8 +866,12 @@ int cmc_get_event_id(struct cmc_channel *ch, struct cmc_id *id,
 		     struct cmc_event **evp, int timeout_ms);
 
 /*
- * Ack an event and free it. The daemon sends the id's next event only
- * after this (lesson 2). Ack every event exactly once. Acking an event of
+ * Ack an event and free it. The id's next event comes only after this
+ * (lesson 2). Ack every event exactly once. Answer an event before you ack
+ * it (cmc_accept(), cmc_rtu(), cmc_disconnect(), ... while you hold it):
+ * the answer then carries the ack to the daemon and this call sends
+ * nothing, one message (in blocking mode one round trip) fewer; the
+ * library holds the id's next event until this call. Acking an event of
  * a destroyed id, or after the channel died or was closed, only frees it
  * and returns 0. Otherwise returns 0 or a channel error (the event is
  * freed in every case). NULL is allowed.
