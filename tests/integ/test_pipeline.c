@@ -48,6 +48,7 @@
 #define BURST 200
 #define FLOOD 3000
 #define SID_BURST 0x0000000070697065ull /* "pipe" */
+#define SID_ACK 0x0000000070697067ull
 #define SID_LISTEN 0x0000000070697066ull
 
 static const char *sock_a, *sock_b, *sock_c;
@@ -643,6 +644,99 @@ static void burst_b(struct raw *b, const struct cmp_msg *m, uint32_t lid,
 	raw_send_flags(b, &out, CMP_HDR_NOREPLY);
 }
 
+/* The next EVENT on r, of type; its id and sequence number. */
+static void next_event(struct raw *r, enum cmp_event_type type, uint32_t *id,
+		       uint32_t *seq)
+{
+	struct cmp_msg m;
+
+	raw_next(r, &m);
+	if (m.hdr.type != CMP_TYPE_EVENT || m.event.type != type)
+		fail_msg("got %s (%s), want event %s",
+			 cmp_type_name(m.hdr.type),
+			 m.hdr.type == CMP_TYPE_EVENT ?
+				 cmp_event_name(m.event.type) :
+				 "-",
+			 cmp_event_name(type));
+	*id = m.event.id;
+	*seq = m.hdr.seq;
+}
+
+static enum cmp_state id_state(struct raw *r, uint32_t id)
+{
+	struct cmp_msg m;
+	uint32_t seq;
+
+	req(&m, CMP_TYPE_QUERY_ID, id);
+	seq = raw_send(r, &m);
+	expect(r, CMP_TYPE_QUERY_ID, seq, 0, &m);
+	return (enum cmp_state)m.query_id_reply.info.state;
+}
+
+/*
+ * CMP_HDR_ACK (cmp.h): an ACCEPT carrying it acknowledges the REQ_RECEIVED
+ * too, so an ACK_EVENT of that event afterwards is refused; an RTU
+ * carrying it when the REP_RECEIVED was already acked is refused with
+ * -EINVAL and does nothing (the id stays in REP_RCVD, no ESTABLISHED on
+ * B), and the same RTU without the flag then succeeds.
+ */
+static void test_ack_flag(void **state)
+{
+	struct raw a, b;
+	struct cmp_msg m;
+	uint32_t lid, aid, pid, ev_seq, seq, id;
+
+	(void)state;
+	raw_open(&a, sock_a);
+	raw_open(&b, sock_b);
+	lid = create_id(&b, 0);
+	req(&m, CMP_TYPE_LISTEN, lid);
+	m.listen.backlog = 4;
+	m.listen.service_id = SID_ACK;
+	m.listen.service_mask = ~0ull;
+	seq = raw_send(&b, &m);
+	expect_id(&b, CMP_TYPE_LISTEN, seq, 0, lid);
+
+	connect_body(&m, CMP_ID_NONE, 0x2000, SID_ACK);
+	m.connect.context = 1;
+	seq = raw_send(&a, &m);
+	expect(&a, CMP_TYPE_CONNECT, seq, 0, &m);
+	aid = m.reply.id;
+
+	next_event(&b, CMP_EVENT_REQ_RECEIVED, &pid, &ev_seq);
+	req(&m, CMP_TYPE_ACCEPT, pid);
+	m.accept.local_qpn = 0x3000;
+	m.accept.start_psn = 1;
+	m.accept.responder_resources = 1;
+	m.accept.initiator_depth = 1;
+	m.accept.rnr_retry_count = 7;
+	seq = raw_send_flags(&b, &m, CMP_HDR_ACK);
+	expect_id(&b, CMP_TYPE_ACCEPT, seq, 0, pid);
+	req(&m, CMP_TYPE_ACK_EVENT, pid);
+	m.ack_event.seq = ev_seq;
+	seq = raw_send(&b, &m);
+	expect_id(&b, CMP_TYPE_ACK_EVENT, seq, -EINVAL, pid);
+
+	next_event(&a, CMP_EVENT_REP_RECEIVED, &id, &ev_seq);
+	assert_int_equal(id, aid);
+	req(&m, CMP_TYPE_ACK_EVENT, aid);
+	m.ack_event.seq = ev_seq;
+	seq = raw_send(&a, &m);
+	expect_id(&a, CMP_TYPE_ACK_EVENT, seq, 0, aid);
+	req(&m, CMP_TYPE_RTU, aid);
+	seq = raw_send_flags(&a, &m, CMP_HDR_ACK);
+	expect_id(&a, CMP_TYPE_RTU, seq, -EINVAL, aid);
+	assert_int_equal(id_state(&a, aid), CMP_STATE_REP_RCVD);
+	assert_int_equal(id_state(&b, pid), CMP_STATE_REP_SENT);
+	req(&m, CMP_TYPE_RTU, aid);
+	seq = raw_send(&a, &m);
+	expect_id(&a, CMP_TYPE_RTU, seq, 0, aid);
+	next_event(&b, CMP_EVENT_ESTABLISHED, &id, &ev_seq);
+	assert_int_equal(id, pid);
+	raw_close(&a);
+	raw_close(&b);
+}
+
 /*
  * BURST CONNECTs with id 0, sent back to back before reading anything,
  * to a raw listener on B: each gets its id in its reply, before the id's
@@ -810,6 +904,7 @@ int main(void)
 		cmocka_unit_test(test_noreply_failure_is_answered),
 		cmocka_unit_test(test_noreply_refused),
 		cmocka_unit_test(test_connect_create_failure_leaves_nothing),
+		cmocka_unit_test(test_ack_flag),
 		cmocka_unit_test(test_connect_burst),
 		cmocka_unit_test(test_backpressure_slow_reader),
 	};
