@@ -57,8 +57,13 @@ void conn_last_set(struct conn *c, const struct cm_msg *m)
 	size_t len = sizeof(*m);
 	struct cm_msg *blk;
 
-	/* The trailing zeros a word at a time (most of a message is its
-	 * zero private data), then the last few bytes one by one. */
+	/* The trailing zeros 32 bytes at a time (most of a message is its
+	 * zero private data), then a word, then byte by byte. */
+	static const uint8_t zero[32];
+
+	while (len >= sizeof(zero) &&
+	       !memcmp(b + len - sizeof(zero), zero, sizeof(zero)))
+		len -= sizeof(zero);
 	while (len >= 8) {
 		uint64_t w;
 
