@@ -240,6 +240,7 @@ struct cmc_channel {
 	size_t olen, ocap;
 	size_t *oend;
 	unsigned int nout, osent, oendcap;
+	uint64_t queued_total; /* requests ever queued (cmc_answer()) */
 	/* Requests waiting for their reply, oldest first (a ring). */
 	struct cmc_pend *pend;
 	unsigned int phead, npend, pcap;

@@ -54,6 +54,7 @@ int cmc_out_add(struct cmc_channel *ch, const struct cmp_msg *m)
 		return -EINVAL;
 	ch->olen += (size_t)len;
 	ch->oend[ch->nout++] = ch->olen;
+	ch->queued_total++;
 	return 0;
 }
 
@@ -431,13 +432,21 @@ int cmc_answer(struct cmc_id *id)
 {
 	struct cmc_channel *ch = id->ch;
 	struct cmc_ev_item *held = id->held;
+	uint64_t queued = ch->queued_total;
+	bool fold = held && !held->acked && !ch->err &&
+		    cmp_ack_allowed(ch->tx.hdr.type);
+	int ret;
 
-	if (held && !held->acked && !ch->err &&
-	    cmp_ack_allowed(ch->tx.hdr.type)) {
+	if (fold) {
 		ch->tx.hdr.flags |= CMP_HDR_ACK;
 		held->acked = true;
 	}
-	return cmc_call(ch);
+	ret = cmc_call(ch);
+	/* Not queued after all (no memory): cmc_ack_event() must send the
+	 * ACK_EVENT itself. */
+	if (fold && ch->queued_total == queued)
+		held->acked = false;
+	return ret;
 }
 
 /* A request about a live id: the common checks. */
