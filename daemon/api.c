@@ -703,8 +703,9 @@ static int dispatch(struct cmd *cmd, struct srv_client *c,
 	/* CMP_HDR_ACK: the id's one unacknowledged event first (cmp.h);
 	 * the decoder let it through only on a request naming an id. */
 	if (req->hdr.flags & CMP_HDR_ACK) {
-		if (!a || !a->unacked_seq)
+		if (!a)
 			return -EINVAL;
+		/* -EINVAL when nothing is unacknowledged (seq 0). */
 		rc = ack_event(cmd, a, a->unacked_seq, now);
 		if (rc)
 			return rc;
