@@ -674,6 +674,18 @@ API_HANDLER(capture)
 	return api_ops_capture(cmd, c, &req->capture);
 }
 
+/* SESSION and RESUME are the server's, like HELLO (server.c): never
+ * handed to the hooks. */
+API_HANDLER(session)
+{
+	return -EPROTO;
+}
+
+API_HANDLER(resume)
+{
+	return -EPROTO;
+}
+
 typedef int api_handler_fn(struct cmd *cmd, struct srv_client *c,
 			   struct api_id *a, const struct cmp_msg *req,
 			   struct cmp_msg *reply, uint64_t now);

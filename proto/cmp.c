@@ -904,6 +904,26 @@ static int cmp_check_ports(const struct cmp_msg *msg, const char **why)
 	return 0;
 }
 
+static int cmp_check_session(const struct cmp_msg *msg, const char **why)
+{
+	CMP_RSVD(msg->session.rsvd0, "SESSION");
+	return 0;
+}
+
+static int cmp_check_session_reply(const struct cmp_msg *msg, const char **why)
+{
+	return 0;
+}
+
+static int cmp_check_resume(const struct cmp_msg *msg, const char **why)
+{
+	static const uint8_t zero[CMP_TOKEN_SIZE];
+
+	if (!memcmp(msg->resume.token, zero, sizeof(zero)))
+		CMP_BAD("RESUME token is zero");
+	return 0;
+}
+
 /*
  * The message types, from cmp_msgs.def: each request and its reply, and
  * EVENT. The reply's size, checker and batch fields come from its kind.

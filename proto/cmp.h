@@ -73,6 +73,18 @@
  * always at least agree that they cannot talk. Every later message carries
  * the version chosen in the HELLO reply.
  *
+ * Restarts (docs/OPERATIONS.md, "Upgrade in place"). A daemon that stops
+ * to hand over to its successor keeps every client's ids: it first shuts
+ * the reading side of each client socket (from then on the client's sends
+ * fail with EPIPE: those requests were not seen), answers every request it
+ * had received, writes what the socket takes, and closes it. The client
+ * reads what is left up to EOF, connects again, sends HELLO and then
+ * RESUME with the token SESSION gave it, and resends the requests that
+ * had failed. The successor answers RESUME first, then sends what its
+ * predecessor had queued for the client and could not write (replies, in
+ * request order, and events), then carries on. So every request gets its
+ * one reply and every event arrives once, in order, across the gap.
+ *
  * This file and cmp.c are pure: no I/O, no logging, no allocation.
  */
 #ifndef CMD_PROTO_CMP_H
@@ -1005,6 +1017,41 @@ struct cmp_capture {
 	uint8_t op; /* enum cmp_capture_op */
 	uint8_t rsvd0[7];
 	char path[CMP_PATH_SIZE]; /* START only */
+};
+
+/* A session token's size (SESSION, RESUME). */
+#define CMP_TOKEN_SIZE 16
+
+/*
+ * SESSION: the token that names this client's session, for RESUME after
+ * the daemon restarted (see "Restarts" above). Any client may ask, at any
+ * time after HELLO; the answer does not change for the connection's life.
+ * resume_ms is how long a successor keeps a session whose client has not
+ * come back yet before it destroys its ids as for a client that went away
+ * (0: this daemon hands nothing over, RESUME will fail).
+ */
+struct cmp_session {
+	uint8_t rsvd0[8];
+};
+
+struct cmp_session_reply {
+	int32_t status;
+	uint32_t resume_ms;
+	uint8_t token[CMP_TOKEN_SIZE];
+};
+
+/*
+ * RESUME: become the session token names, kept by the daemon across its
+ * restart: its ids, their unacknowledged events, and what was queued for
+ * it. Only as the first request after HELLO, and only by the process that
+ * had the session (SO_PEERCRED's pid and uid). The reply is plain; then
+ * come the messages queued for the session. Errors: -ENOENT no session
+ * waits for that token (the daemon started without state, or the session
+ * expired or is attached to a connection); -EPERM it belongs to another
+ * process; -EINVAL not the first request after HELLO.
+ */
+struct cmp_resume {
+	uint8_t token[CMP_TOKEN_SIZE];
 };
 
 /*

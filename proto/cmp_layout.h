@@ -123,6 +123,11 @@ CMP_ASSERT_OFF(cmp_port_entry, gids, 96);
 CMP_ASSERT_OFF(cmp_ports_reply, entries, 16);
 CMP_ASSERT_SIZE(cmp_capture, 264);
 CMP_ASSERT_OFF(cmp_capture, path, 8);
+CMP_ASSERT_SIZE(cmp_session, 8);
+CMP_ASSERT_SIZE(cmp_session_reply, 24);
+CMP_ASSERT_OFF(cmp_session_reply, resume_ms, 4);
+CMP_ASSERT_OFF(cmp_session_reply, token, 8);
+CMP_ASSERT_SIZE(cmp_resume, 16);
 CMP_ASSERT_SIZE(cmp_reply, 8);
 
 CMP_ASSERT_SIZE(cmp_ev_req, 256);

@@ -461,6 +461,15 @@ static void build(struct cmp_msg *m, struct example ex)
 		snprintf(m->capture.path, sizeof(m->capture.path),
 			 "/var/tmp/cm.pcap");
 		break;
+	case CMP_TYPE_SESSION_REPLY:
+		m->session_reply.resume_ms = 30000;
+		for (unsigned int i = 0; i < CMP_TOKEN_SIZE; i++)
+			m->session_reply.token[i] = (uint8_t)(0xa0 + i);
+		break;
+	case CMP_TYPE_RESUME:
+		for (unsigned int i = 0; i < CMP_TOKEN_SIZE; i++)
+			m->resume.token[i] = (uint8_t)(0xa0 + i);
+		break;
 	case CMP_TYPE_PORTS_REPLY:
 		m->ports_reply.count = 2;
 		m->ports_reply.next_cursor = 0x8888;
@@ -486,8 +495,11 @@ static void build(struct cmp_msg *m, struct example ex)
 		m->reply.id = 42;
 		break;
 	case CMP_TYPE_EVENT:
+	case CMP_TYPE_SESSION:
 	case CMP_TYPE_CAPTURE_REPLY:
-		/* CAPTURE names no id: its reply is all zero. */
+	case CMP_TYPE_RESUME_REPLY:
+		/* CAPTURE and RESUME name no id: their replies are all
+		 * zero. */
 		break;
 	}
 }
@@ -1544,6 +1556,10 @@ static void test_malformed_requests(void **state)
 	    "CAPTURE START without a path");
 	BAD(CMP_TYPE_CAPTURE, m->capture.op = CMP_CAPTURE_STOP,
 	    "CAPTURE STOP with a path");
+	BAD(CMP_TYPE_SESSION, m->session.rsvd0[7] = 1,
+	    "SESSION reserved bytes not zero");
+	BAD(CMP_TYPE_RESUME, memset(m->resume.token, 0, CMP_TOKEN_SIZE),
+	    "RESUME token is zero");
 	BAD(CMP_TYPE_COUNTERS, m->counters.dev_name[63] = 'x',
 	    "COUNTERS device name not zero after its NUL");
 }
@@ -2043,7 +2059,8 @@ static void test_names(void **state)
 	assert_string_equal(cmp_type_name(CMP_TYPE_EVENT), "EVENT");
 	assert_string_equal(cmp_type_name(CMP_TYPE_PORTS), "PORTS");
 	assert_string_equal(cmp_type_name(CMP_TYPE_CAPTURE), "CAPTURE");
-	assert_int_equal(CMP_TYPE_CAPTURE, CMP_TYPE_REQUEST_MAX);
+	assert_string_equal(cmp_type_name(CMP_TYPE_RESUME), "RESUME");
+	assert_int_equal(CMP_TYPE_RESUME, CMP_TYPE_REQUEST_MAX);
 	assert_false(cmp_type_is_request(CMP_TYPE_REQUEST_MAX + 1));
 	assert_string_equal(cmp_type_name((enum cmp_type)0x7f), "unknown");
 	for (unsigned int e = CMP_EVENT_REQ_RECEIVED; e <= CMP_EVENT_MAX; e++) {
