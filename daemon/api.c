@@ -725,25 +725,31 @@ static int dispatch(struct cmd *cmd, struct srv_client *c,
 	return api_handlers[req->hdr.type](cmd, c, a, req, reply, now);
 }
 
+struct api_client *api_client_add(struct cmd *cmd, struct srv_client *c)
+{
+	struct api_client *ac = calloc(1, sizeof(*ac));
+
+	if (!ac || htable_reserve(&cmd->clients)) {
+		free(ac);
+		return NULL;
+	}
+	ac->client = c;
+	ac->serial = srv_client_serial(c);
+	ac->admin = -1;
+	LIST_INIT(&ac->ids);
+	htable_insert(&cmd->clients, &ac->hnode);
+	return ac;
+}
+
 void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 		 struct cmp_msg *reply)
 {
 	struct cmd *cmd = ctx;
 
 	/* The first request after HELLO introduces the client to the API. */
-	if (!api_client_of(cmd, c)) {
-		struct api_client *ac = calloc(1, sizeof(*ac));
-
-		if (!ac || htable_reserve(&cmd->clients)) {
-			free(ac);
-			reply->reply.status = -ENOMEM;
-			return;
-		}
-		ac->client = c;
-		ac->serial = srv_client_serial(c);
-		ac->admin = -1;
-		LIST_INIT(&ac->ids);
-		htable_insert(&cmd->clients, &ac->hnode);
+	if (!api_client_of(cmd, c) && !api_client_add(cmd, c)) {
+		reply->reply.status = -ENOMEM;
+		return;
 	}
 	api_client_of(cmd, c)->requests++;
 	reply->reply.status = dispatch(cmd, c, req, reply);

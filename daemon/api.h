@@ -16,6 +16,9 @@ struct api_client *api_client_of(struct cmd *cmd, struct srv_client *c);
 /* By the client's serial (an engine owner), and by id; or NULL. */
 struct api_client *api_client_find(struct cmd *cmd, uint64_t serial);
 struct api_id *api_id_find(struct cmd *cmd, uint32_t id);
+/* Introduce client c to the API (its first request, or a restored
+ * session); NULL without memory. */
+struct api_client *api_client_add(struct cmd *cmd, struct srv_client *c);
 /* A new id of client c (a passive id's first event makes one too). */
 struct api_id *api_id_add(struct cmd *cmd, struct srv_client *c, uint32_t id,
 			  uint8_t qp_type);

@@ -236,6 +236,11 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 		{ "captures_started", cmd->counters.captures_started },
 		{ "capture_records", cs ? cs->records : 0 },
 		{ "capture_dropped", cs ? cs->dropped : 0 },
+		{ "handoffs_restored", cmd->counters.handoffs_restored },
+		{ "handoffs_refused", cmd->counters.handoffs_refused },
+		{ "sessions_waiting", srv_sessions_waiting(cmd->srv) },
+		{ "sessions_resumed", s->sessions_resumed },
+		{ "sessions_expired", s->sessions_expired },
 		{ "setup_count", cmd->counters.setup_count },
 		{ "setup_us_sum", cmd->counters.setup_us_sum },
 	};

@@ -14,6 +14,7 @@
 
 #include "capture.h"
 #include "cmd.h"
+#include "handoff.h"
 #include "log.h"
 #include "util.h"
 
@@ -318,15 +319,46 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 	cmd->timer_deadline = deadline;
 }
 
+static const struct eng_ops cmd_eng_ops = {
+	.send = eng_send_cb,
+	.deliver = eng_deliver_cb,
+	.random = eng_random_cb,
+	.owner_has_room = api_owner_has_room,
+};
+
+/* The transport's ports, to the engine. */
+static void declare_ports(struct cmd *cmd)
+{
+	for (unsigned int i = 0; i < xport_port_count(cmd->xport); i++) {
+		const struct xport_port *p = xport_port(
+			cmd->xport, (uint16_t)(cmd->xport->first_index + i));
+
+		eng_port_set(cmd->eng, p->index, p->node_guid,
+			     p->link == XPORT_LINK_ROCE);
+	}
+}
+
+void cmd_reset(struct cmd *cmd)
+{
+	struct eng *eng = eng_new(&cmd_eng_ops, cmd, &cmd->cfg.eng);
+
+	srv_restore_abort(cmd->srv);
+	api_fini(cmd);
+	if (api_init(cmd) || !eng) {
+		/* Nothing works without these; say so and stop. */
+		log_err("out of memory after a refused state");
+		abort();
+	}
+	eng_free(cmd->eng);
+	cmd->eng = eng;
+	declare_ports(cmd);
+	memset(&cmd->counters, 0, sizeof(cmd->counters));
+	memset(cmd->port_cnt, 0, cmd->n_ports * sizeof(*cmd->port_cnt));
+}
+
 int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	     const struct cmd_config *cfg, struct xport_open_report *report)
 {
-	static const struct eng_ops ops = {
-		.send = eng_send_cb,
-		.deliver = eng_deliver_cb,
-		.random = eng_random_cb,
-		.owner_has_room = api_owner_has_room,
-	};
 	const struct srv_hooks hooks = {
 		.request = api_request,
 		.gone = api_client_gone,
@@ -337,6 +369,7 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 		.max_clients = cfg->max_clients,
 		.max_ids = cfg->max_ids,
 		.max_queued = cfg->max_queued,
+		.resume_ms = cfg->state_path ? cfg->resume_ms : 0,
 	};
 	struct xport_config xcfg;
 	bool has_ib = false, has_roce = false;
@@ -348,7 +381,7 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	rc = api_init(cmd);
 	if (rc)
 		return rc;
-	cmd->eng = eng_new(&ops, cmd, &cfg->eng);
+	cmd->eng = eng_new(&cmd_eng_ops, cmd, &cfg->eng);
 	if (!cmd->eng) {
 		api_fini(cmd);
 		return -ENOMEM;
@@ -359,12 +392,11 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	if (rc)
 		goto fail;
 	xport_set_sent_cb(cmd->xport, xport_sent_cb, cmd);
+	declare_ports(cmd);
 	for (unsigned int i = 0; i < xport_port_count(cmd->xport); i++) {
 		const struct xport_port *p = xport_port(
 			cmd->xport, (uint16_t)(cmd->xport->first_index + i));
 
-		eng_port_set(cmd->eng, p->index, p->node_guid,
-			     p->link == XPORT_LINK_ROCE);
 		has_ib |= p->link == XPORT_LINK_IB;
 		has_roce |= p->link == XPORT_LINK_ROCE;
 	}
@@ -400,6 +432,13 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	ev_init(&cmd->timer, timer_cb);
 	ev_prepare_init(&cmd->prepare, prepare_cb);
 	ev_prepare_start(loop, &cmd->prepare);
+	/* What a predecessor handed over, before anybody is served (the
+	 * loop has not run: no client is accepted yet). */
+	if (cfg->state_path) {
+		struct handoff_stats st;
+
+		handoff_restore(cmd, cfg->state_path, &st);
+	}
 	return 0;
 fail:
 	free(cmd->port_cnt);
@@ -414,8 +453,12 @@ fail:
 
 void cmd_fini(struct cmd *cmd)
 {
-	/* Clients first: their ids' protocol tails still go out. */
-	srv_free(cmd->srv);
+	/* Clients first: their ids' protocol tails still go out -- unless
+	 * handed over, when the successor has them and nothing goes out. */
+	if (cmd->handed_over)
+		srv_handoff_close(cmd->srv);
+	else
+		srv_free(cmd->srv);
 	ev_prepare_stop(cmd->loop, &cmd->prepare);
 	ev_timer_stop(cmd->loop, &cmd->timer);
 	ev_io_stop(cmd->loop, &cmd->mad_io);

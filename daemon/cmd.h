@@ -44,6 +44,13 @@ struct cmd_config {
 	const char *admin_group;
 	bool has_admin_gid;
 	gid_t admin_gid;
+	/*
+	 * Handoff (handoff.h): the state file a stop that hands over writes
+	 * and a start reads (NULL: none, a stop tears everything down), and
+	 * how long a restored session waits for its client (ms).
+	 */
+	const char *state_path;
+	unsigned int resume_ms;
 };
 
 struct capture;
@@ -126,6 +133,9 @@ struct cmd_counters {
 	uint64_t setup_count;
 	uint64_t setup_us_sum;
 	uint64_t captures_started; /* --pcap and CAPTURE START */
+	/* Handoff (handoff.c): states restored at start, and refused. */
+	uint64_t handoffs_restored;
+	uint64_t handoffs_refused;
 };
 
 struct cmd {
@@ -151,6 +161,8 @@ struct cmd {
 	/* The engine's retransmitted counts already charged to a port. */
 	uint32_t rnd[64];
 	unsigned int nrnd;
+	/* handoff_save() wrote the state: cmd_fini releases no id. */
+	bool handed_over;
 };
 
 /*
@@ -161,6 +173,12 @@ struct cmd {
 int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	     const struct cmd_config *cfg, struct xport_open_report *report);
 void cmd_fini(struct cmd *cmd);
+/*
+ * A restore that was refused (handoff.c): drop what it built (sessions,
+ * ids, records, counters) and start again with an empty engine on the
+ * same ports, as if nothing had been handed over.
+ */
+void cmd_reset(struct cmd *cmd);
 
 /* Monotonic nanoseconds: the engine's clock, read only by the loop. */
 uint64_t cmd_now(void);

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "cmd.h"
 #include "cmd_config.h"
+#include "handoff.h"
 #include "log.h"
 #include "util.h"
 
@@ -94,6 +96,16 @@ static void usage(FILE *f)
 		"global and port\n"
 		"                           counters, and start a capture "
 		"(as root may)\n"
+		"      --state-file FILE    handoff state: written on SIGTERM "
+		"and SIGUSR2,\n"
+		"                           read at start (default: the "
+		"socket's path with\n"
+		"                           .state for .sock; '' for none: "
+		"SIGTERM then\n"
+		"                           tears down)\n"
+		"      --resume-timeout S   seconds a restored client has to "
+		"come back\n"
+		"                           (default 30)\n"
 		"  -h, --help               this text\n"
 		"  -V, --version            the version\n",
 		CMD_DEFAULT_SOCKET);
@@ -123,6 +135,8 @@ enum {
 	OPT_MAX_IDS_USER,
 	OPT_MAX_LISTENERS_USER,
 	OPT_MAX_HELD_USER,
+	OPT_STATE_FILE,
+	OPT_RESUME_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -150,6 +164,8 @@ static const struct option long_opts[] = {
 	{ "max-listeners-per-user", required_argument, NULL,
 	  OPT_MAX_LISTENERS_USER },
 	{ "max-held-per-user", required_argument, NULL, OPT_MAX_HELD_USER },
+	{ "state-file", required_argument, NULL, OPT_STATE_FILE },
+	{ "resume-timeout", required_argument, NULL, OPT_RESUME_TIMEOUT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -302,6 +318,14 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 	case OPT_PCAP:
 		c->pcap_path = arg;
 		return 0;
+	case OPT_STATE_FILE:
+		c->state_path = arg;
+		return 0;
+	case OPT_RESUME_TIMEOUT:
+		if (number(name, arg, 3600, &v))
+			return -EINVAL;
+		c->resume_ms = (unsigned int)v * 1000;
+		return 0;
 	case OPT_ADMIN_GROUP: {
 		/* ops: resolved once, at start (and checked on reload). */
 		struct group *g = getgrnam(arg);
@@ -438,10 +462,74 @@ static void notify(const char *msg)
 	close(fd);
 }
 
+/*
+ * SIGTERM (systemctl stop and restart): hand over to the next daemon when
+ * there is a state file -- every id survives and nothing goes out on the
+ * wire; without one, and on SIGINT, tear down: every id is destroyed and
+ * its peer told (REJ, DREQ) as its state requires.
+ */
 static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
-	log_info("signal %d: shutting down", w->signum);
+	struct cmd *cmd = w->data;
+	struct handoff_stats st;
+
 	notify("STOPPING=1");
+	if (w->signum == SIGTERM && cmd->cfg.state_path) {
+		log_info("signal %d: handing over to the next daemon",
+			 w->signum);
+		cmd->handed_over = !handoff_save(cmd, cmd->cfg.state_path, &st);
+	} else {
+		log_info("signal %d: shutting down, destroying every id",
+			 w->signum);
+	}
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* The program to run again on SIGUSR2: the file this one was started
+ * from, so that an upgrade installed there runs. */
+static char self_path[PATH_MAX];
+static char **self_argv;
+
+/*
+ * SIGUSR2: upgrade in place. Hand over as SIGTERM does, then exec the
+ * program at the path we were started from, with the same arguments and
+ * the same client socket (as an inherited one, LISTEN_FDS): the PID does
+ * not change, so systemd's view of the service does not either, and the
+ * successor says READY=1 again. If the exec fails we carry on as the
+ * successor would: the state is read back.
+ */
+static void reexec_cb(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct cmd *cmd = w->data;
+	struct handoff_stats st;
+	char pid[32];
+	int lfd;
+
+	if (!cmd->cfg.state_path || !self_path[0]) {
+		log_warn("SIGUSR2: no state file, no upgrade in place");
+		return;
+	}
+	notify("RELOADING=1");
+	lfd = srv_listen_fd(cmd->srv);
+	if (handoff_save(cmd, cmd->cfg.state_path, &st)) {
+		log_err("SIGUSR2: handoff failed, tearing down");
+		ev_break(loop, EVBREAK_ALL);
+		return;
+	}
+	cmd->handed_over = true;
+	/* The listening socket becomes fd 3, inherited (sd_listen_fds). */
+	if (lfd != 3 && dup2(lfd, 3) < 0) {
+		log_err("SIGUSR2: dup2: %s", strerror(errno));
+		ev_break(loop, EVBREAK_ALL);
+		return;
+	}
+	fcntl(3, F_SETFD, 0);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	setenv("LISTEN_PID", pid, 1);
+	setenv("LISTEN_FDS", "1", 1);
+	log_notice("SIGUSR2: running %s", self_path);
+	execv(self_path, self_argv);
+	log_err("SIGUSR2: exec %s: %s; exiting", self_path, strerror(errno));
 	ev_break(loop, EVBREAK_ALL);
 }
 
@@ -526,7 +614,7 @@ int main(int argc, char **argv)
 	static struct xport_open_report report;
 	static struct cmd cmd;
 	struct ev_loop *loop;
-	ev_signal sigint, sigterm, sighup;
+	ev_signal sigint, sigterm, sighup, sigusr2;
 	char status[128];
 	int opt, rc;
 
@@ -544,7 +632,11 @@ int main(int argc, char **argv)
 	o.cfg.max_clients = 1024;
 	o.cfg.max_ids = 65536;
 	o.cfg.max_queued = 65536;
+	o.cfg.resume_ms = 30000;
 	o.cmdline_level = -1;
+	self_argv = argv;
+	if (!realpath("/proc/self/exe", self_path))
+		self_path[0] = 0;
 	o.cfg.authz = authz_new();
 	if (!o.cfg.authz) {
 		fprintf(stderr, "cmd: out of memory\n");
@@ -591,6 +683,20 @@ int main(int argc, char **argv)
 	}
 	if (!o.cfg.xport.sim_port_count)
 		o.cfg.xport.sim_port_count = 1;
+	if (!o.cfg.state_path) {
+		/* Beside the socket, named after it: /run/cmd/cmd.sock's is
+		 * /run/cmd/cmd.state. */
+		static char state_path[PATH_MAX];
+		size_t n = strlen(o.cfg.socket_path);
+
+		if (n > 5 && !strcmp(o.cfg.socket_path + n - 5, ".sock"))
+			n -= 5;
+		snprintf(state_path, sizeof(state_path), "%.*s.state", (int)n,
+			 o.cfg.socket_path);
+		o.cfg.state_path = state_path;
+	} else if (!o.cfg.state_path[0]) {
+		o.cfg.state_path = NULL;
+	}
 	if (authz_set_listener_held(o.cfg.authz, o.cfg.eng.max_held))
 		return 2;
 	if (getenv("JOURNAL_STREAM") || getenv("INVOCATION_ID"))
@@ -616,8 +722,11 @@ int main(int argc, char **argv)
 	}
 	ev_signal_init(&sigint, stop_cb, SIGINT);
 	ev_signal_init(&sigterm, stop_cb, SIGTERM);
+	ev_signal_init(&sigusr2, reexec_cb, SIGUSR2);
+	sigint.data = sigterm.data = sigusr2.data = &cmd;
 	ev_signal_start(loop, &sigint);
 	ev_signal_start(loop, &sigterm);
+	ev_signal_start(loop, &sigusr2);
 	ev_signal_init(&sighup, reload_cb, SIGHUP);
 	sighup.data = &o;
 	ev_signal_start(loop, &sighup);

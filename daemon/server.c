@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/poll.h>
 #include <sys/queue.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,6 +22,7 @@
 
 #include "cmd_config.h"
 #include "log.h"
+#include "state.h"
 #include "spare.h"
 #include "util.h"
 
@@ -97,6 +100,18 @@ struct srv_client {
 	LIST_ENTRY(srv_client) link;
 	bool dirty; /* on srv->dirty: flush before the loop sleeps */
 	LIST_ENTRY(srv_client) dirty_link;
+	/* Sessions (cmp.h, "Restarts"): the token RESUME names it by. */
+	uint8_t token[CMP_TOKEN_SIZE];
+	/* Since HELLO, no request but HELLO: RESUME may come. */
+	bool fresh;
+	/*
+	 * Restored from a predecessor's state and not resumed yet: fd is -1,
+	 * what is sent to it waits in 'out', and 'resume' ends it (as a
+	 * client that went away) unless RESUME comes first.
+	 */
+	bool detached;
+	ev_timer resume;
+	bool quiet; /* freed without a log line (resumed into another) */
 };
 
 struct srv {
@@ -115,6 +130,11 @@ struct srv {
 	LIST_HEAD(, srv_client) clients;
 	struct srv_counters counters;
 	struct spare spare; /* small srv_out nodes to reuse */
+	/* Handing over (srv_handoff_*): reading the last requests, and
+	 * closing without releasing anybody's ids. */
+	bool draining;
+	bool handing_over;
+	bool keep_listener; /* srv_listen_fd: an exec inherits it */
 };
 
 pid_t srv_client_pid(const struct srv_client *c)
@@ -203,20 +223,27 @@ static void client_free(struct srv_client *c)
 	struct srv *srv = c->srv;
 
 	/* The hooks release the client's ids first: their protocol tails
-	 * (REJ, DREQ, DREP) go out and no event reaches this client again. */
-	srv->hooks.gone(srv->ctx, c);
+	 * (REJ, DREQ, DREP) go out and no event reaches this client again.
+	 * Not when handing over: the successor keeps them. */
+	if (!srv->handing_over)
+		srv->hooks.gone(srv->ctx, c);
 	ev_io_stop(srv->loop, &c->io);
 	ev_timer_stop(srv->loop, &c->stall);
-	close(c->fd);
+	ev_timer_stop(srv->loop, &c->resume);
+	if (c->fd >= 0)
+		close(c->fd);
 	outq_free(srv, &c->out);
 	outq_free(srv, &c->deferred);
 	if (c->dirty)
 		LIST_REMOVE(c, dirty_link);
 	LIST_REMOVE(c, link);
 	srv->nclients--;
-	log_info("client %llu (%s, pid %d uid %u) gone",
-		 (unsigned long long)c->serial, c->name[0] ? c->name : "-",
-		 (int)c->cred.pid, (unsigned int)c->cred.uid);
+	if (!srv->handing_over && !c->quiet)
+		log_info("client %llu (%s, pid %d uid %u) gone%s",
+			 (unsigned long long)c->serial,
+			 c->name[0] ? c->name : "-", (int)c->cred.pid,
+			 (unsigned int)c->cred.uid,
+			 c->detached ? " (did not resume in time)" : "");
 	free(c);
 }
 
@@ -229,6 +256,8 @@ static int client_flush(struct srv_client *c)
 	struct srv *srv = c->srv;
 	struct srv_out *o;
 
+	if (c->fd < 0)
+		return 0; /* detached: kept for RESUME */
 	while (!STAILQ_EMPTY(&c->out)) {
 		struct mmsghdr mm[SRV_MMSG_OUT];
 		struct iovec iov[SRV_MMSG_OUT];
@@ -408,6 +437,7 @@ static void hello(struct srv_client *c, const struct cmp_msg *req,
 	r->version = v;
 	c->version = v;
 	c->hello_done = true;
+	c->fresh = true;
 	memcpy(c->name, h->name, sizeof(c->name));
 	log_info("client %llu: %s (pid %d uid %u), protocol %u",
 		 (unsigned long long)c->serial, c->name, (int)c->cred.pid,
@@ -434,6 +464,85 @@ static uint32_t plain_reply_id(unsigned int type, const void *body, size_t len)
 	return id;
 }
 
+static void session(struct srv_client *c, struct cmp_msg *reply)
+{
+	memcpy(reply->session_reply.token, c->token, CMP_TOKEN_SIZE);
+	reply->session_reply.resume_ms = c->srv->cfg.resume_ms;
+}
+
+static void resume_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct srv_client *c = container_of(w, struct srv_client, resume);
+
+	/* Its process did not come back: end it as a client that went away
+	 * (its ids' protocol tails go out now). */
+	c->srv->counters.sessions_expired++;
+	client_free(c);
+}
+
+/*
+ * RESUME (cmp.h): c takes over the detached session its token names.
+ * Returns true when it did: the reply went first into the session's queue
+ * and c, now empty, goes away quietly; false with the refusal in *reply.
+ */
+static bool resume(struct srv_client *c, const struct cmp_msg *req,
+		   struct cmp_msg *reply)
+{
+	struct srv *srv = c->srv;
+	struct srv_client *d;
+	struct srv_outq first;
+
+	if (!c->fresh) {
+		reply->reply.status = -EINVAL;
+		return false;
+	}
+	LIST_FOREACH(d, &srv->clients, link)
+	if (d->detached && !memcmp(d->token, req->resume.token, CMP_TOKEN_SIZE))
+		break;
+	if (!d) {
+		reply->reply.status = -ENOENT;
+		log_info("client %llu (pid %d): RESUME of no waiting session",
+			 (unsigned long long)c->serial, (int)c->cred.pid);
+		return false;
+	}
+	if (d->cred.pid != c->cred.pid || d->cred.uid != c->cred.uid) {
+		reply->reply.status = -EPERM;
+		log_notice("client %llu (pid %d uid %u): RESUME of the session "
+			   "of pid %d uid %u refused",
+			   (unsigned long long)c->serial, (int)c->cred.pid,
+			   (unsigned int)c->cred.uid, (int)d->cred.pid,
+			   (unsigned int)d->cred.uid);
+		return false;
+	}
+	STAILQ_INIT(&first);
+	if (client_queue(d, &first, reply)) {
+		reply->reply.status = -ENOMEM;
+		return false;
+	}
+	STAILQ_CONCAT(&first, &d->out);
+	STAILQ_CONCAT(&d->out, &first);
+	ev_timer_stop(srv->loop, &d->resume);
+	d->detached = false;
+	d->fd = c->fd;
+	d->version = c->version;
+	c->fd = -1;
+	ev_io_stop(srv->loop, &c->io);
+	ev_io_set(&d->io, d->fd, EV_READ);
+	ev_io_start(srv->loop, &d->io);
+	c->quiet = true;
+	c->doomed = true;
+	srv->counters.sessions_resumed++;
+	if (!d->dirty) {
+		d->dirty = true;
+		LIST_INSERT_HEAD(&srv->dirty, d, dirty_link);
+	}
+	log_info("client %llu (%s, pid %d): session resumed, %u messages "
+		 "waiting for it",
+		 (unsigned long long)d->serial, d->name, (int)d->cred.pid,
+		 d->queued - 1);
+	return true;
+}
+
 static void client_request(struct srv_client *c, const struct cmp_msg *req)
 {
 	struct srv *srv = c->srv;
@@ -452,7 +561,13 @@ static void client_request(struct srv_client *c, const struct cmp_msg *req)
 		reply.reply.status = -EPROTO;
 	} else if (req->hdr.version != c->version) {
 		reply.reply.status = -EPROTO;
+	} else if (type == CMP_TYPE_SESSION) {
+		session(c, &reply);
+	} else if (type == CMP_TYPE_RESUME) {
+		if (resume(c, req, &reply))
+			return; /* answered in the session resumed */
 	} else {
+		c->fresh = false;
 		c->in_request = true;
 		srv->hooks.request(srv->ctx, c, req, &reply);
 		c->in_request = false;
@@ -531,8 +646,9 @@ static int client_read(struct srv_client *c)
 			mm[i].msg_hdr.msg_iovlen = 1;
 		}
 	}
-	for (int done = 0; done < SRV_READ_BUDGET && !c->doomed &&
-			   c->queued < SRV_OUT_HIGH;) {
+	for (int done = 0;
+	     !c->doomed && (c->srv->draining || (done < SRV_READ_BUDGET &&
+						 c->queued < SRV_OUT_HIGH));) {
 		int n;
 
 		n = recvmmsg(c->fd, mm, SRV_MMSG, MSG_DONTWAIT, NULL);
@@ -663,9 +779,17 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 			close(fd);
 			continue;
 		}
+		if (getrandom(c->token, sizeof(c->token), 0) !=
+		    (ssize_t)sizeof(c->token)) {
+			log_warn("getrandom: %s", strerror(errno));
+			free(c);
+			close(fd);
+			continue;
+		}
 		c->srv = srv;
 		c->fd = fd;
 		c->serial = ++srv->next_serial;
+		ev_timer_init(&c->resume, resume_cb, 0., 0.);
 		STAILQ_INIT(&c->out);
 		STAILQ_INIT(&c->deferred);
 		ev_io_init(&c->io, client_cb, fd, EV_READ);
@@ -772,8 +896,253 @@ void srv_free(struct srv *srv)
 	ev_check_stop(srv->loop, &srv->reap);
 	ev_prepare_stop(srv->loop, &srv->flush);
 	ev_io_stop(srv->loop, &srv->accept_io);
-	close(srv->fd);
-	if (srv->unlink_path)
-		unlink(srv->cfg.path);
+	if (!srv->keep_listener) {
+		close(srv->fd);
+		if (srv->unlink_path)
+			unlink(srv->cfg.path);
+	}
 	free(srv);
+}
+
+/* ------------------------------------------------------------------ */
+/* Handing over to a successor (cmp.h, "Restarts") */
+
+void srv_handoff_drain(struct srv *srv, double max_wait_s)
+{
+	struct srv_client *c, *next;
+	double deadline;
+
+	ev_io_stop(srv->loop, &srv->accept_io);
+	/* Clients already going away go now, as they would have. */
+	for (c = LIST_FIRST(&srv->clients); c; c = next) {
+		next = LIST_NEXT(c, link);
+		if (c->doomed)
+			client_free(c);
+	}
+	/* From here on a client's send fails (EPIPE): what it sends later
+	 * was not seen, and it sends it again to the successor. */
+	LIST_FOREACH(c, &srv->clients, link)
+	if (c->fd >= 0)
+		shutdown(c->fd, SHUT_RD);
+	/* What it sent before is read and answered, all of it. */
+	srv->draining = true;
+	LIST_FOREACH(c, &srv->clients, link)
+	if (c->fd >= 0 && !c->doomed)
+		client_read(c);
+	srv->draining = false;
+	/* Write what the sockets take, waiting a little for clients that
+	 * read; the rest goes into the state (OUT records). */
+	deadline = ev_time() + max_wait_s;
+	for (;;) {
+		struct pollfd pfd[64];
+		nfds_t n = 0;
+		double left;
+
+		LIST_FOREACH(c, &srv->clients, link)
+		{
+			if (c->fd < 0 || STAILQ_EMPTY(&c->out))
+				continue;
+			if (client_flush(c) || STAILQ_EMPTY(&c->out))
+				continue;
+			if (n < ARRAY_SIZE(pfd))
+				pfd[n++] = (struct pollfd){ .fd = c->fd,
+							    .events = POLLOUT };
+		}
+		left = deadline - ev_time();
+		if (!n || left <= 0)
+			break;
+		poll(pfd, n, (int)(left * 1000) + 1);
+	}
+}
+
+void srv_state_save(struct srv *srv, struct state_w *w,
+		    void (*save_cb)(void *ctx, struct srv_client *c,
+				    struct state_w *w),
+		    void *ctx)
+{
+	struct srv_client *c;
+
+	sw_rec_begin(w, STATE_REC_SERVER);
+	{
+		const struct srv *o = srv;
+
+#define STATE_SERVER(k, m, since) STATE_PUT(k, m)
+#include "state_fields.def"
+	}
+	sw_rec_end(w);
+	LIST_FOREACH(c, &srv->clients, link)
+	{
+		const struct srv_client *o = c;
+		const struct srv_out *q;
+
+		/* Without HELLO it has no ids, nothing to hand over. */
+		if (!c->hello_done || c->doomed)
+			continue;
+		sw_rec_begin(w, STATE_REC_CLIENT);
+#define STATE_CLIENT(k, m, since) STATE_PUT(k, m)
+#include "state_fields.def"
+		sw_rec_end(w);
+		save_cb(ctx, c, w);
+		STAILQ_FOREACH(q, &c->out, link)
+		{
+			sw_rec_begin(w, STATE_REC_OUT);
+			sw_u8(w, q->event);
+			sw_var(w, q->buf, q->len);
+			sw_rec_end(w);
+		}
+	}
+}
+
+void srv_handoff_close(struct srv *srv)
+{
+	srv->handing_over = true;
+	srv_free(srv);
+}
+
+/* ------------------------------------------------------------------ */
+/* Restoring a predecessor's sessions */
+
+#define REFUSE(text)                                                           \
+	do {                                                                   \
+		*why = text;                                                   \
+		return NULL;                                                   \
+	} while (0)
+
+int srv_restore_server(struct srv *srv, struct state_r *r, const char **why)
+{
+	struct srv *o = srv;
+
+#define STATE_SERVER(k, m, since) STATE_GET(k, m, since)
+#include "state_fields.def"
+	return sr_end(r, why);
+}
+
+struct srv_client *srv_restore_client(struct srv *srv, struct state_r *r,
+				      const char **why)
+{
+	struct srv_client tmp = { 0 }, *o = &tmp, *c, *x;
+
+#define STATE_CLIENT(k, m, since) STATE_GET(k, m, since)
+#include "state_fields.def"
+	if (sr_end(r, why))
+		return NULL;
+	if (!tmp.serial || tmp.serial > srv->next_serial)
+		REFUSE("a client's serial is zero or beyond the server's");
+	if (tmp.version < CMP_VERSION_MIN || tmp.version > CMP_VERSION_MAX)
+		REFUSE("a client speaks a protocol version we do not");
+	LIST_FOREACH(x, &srv->clients, link)
+	if (x->serial == tmp.serial ||
+	    !memcmp(x->token, tmp.token, CMP_TOKEN_SIZE))
+		REFUSE("two clients share a serial or a token");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		REFUSE("no memory for a client");
+	*c = tmp;
+	c->srv = srv;
+	c->fd = -1;
+	c->hello_done = true;
+	c->detached = true;
+	STAILQ_INIT(&c->out);
+	STAILQ_INIT(&c->deferred);
+	ev_io_init(&c->io, client_cb, -1, EV_READ);
+	ev_timer_init(&c->stall, stall_cb, SRV_STALL_SEC, SRV_STALL_SEC);
+	ev_timer_init(&c->resume, resume_cb, srv->cfg.resume_ms / 1000.0, 0.);
+	LIST_INSERT_HEAD(&srv->clients, c, link);
+	srv->nclients++;
+	return c;
+}
+
+#undef REFUSE
+
+int srv_restore_out(struct srv_client *c, struct state_r *r, const char **why)
+{
+	struct srv_out *o;
+	bool event = sr_bool(r);
+	size_t n;
+	const uint8_t *p = sr_var(r, &n, CMP_MSG_MAX);
+	struct cmp_hdr hdr;
+
+	if (sr_end(r, why))
+		return -EINVAL;
+	if (!c) {
+		*why = "an OUT record follows no client";
+		return -EINVAL;
+	}
+	if (n < sizeof(hdr)) {
+		*why = "a queued message is shorter than its header";
+		return -EINVAL;
+	}
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.length != n || event != (hdr.type == CMP_TYPE_EVENT)) {
+		*why = "a queued message's header does not match it";
+		return -EINVAL;
+	}
+	o = out_get(c->srv, n);
+	if (!o) {
+		*why = "no memory for a queued message";
+		return -EINVAL;
+	}
+	o->len = n;
+	o->event = event;
+	memcpy(o->buf, p, n);
+	STAILQ_INSERT_TAIL(&c->out, o, link);
+	c->queued++;
+	c->events_queued += event;
+	return 0;
+}
+
+void srv_restore_counters(struct srv *srv, const uint8_t *p, size_t n)
+{
+	uint64_t spare = srv->counters.spare_bytes;
+
+	memcpy(&srv->counters, p,
+	       n < sizeof(srv->counters) ? n : sizeof(srv->counters));
+	srv->counters.spare_bytes = spare; /* this process's memory */
+}
+
+unsigned int srv_restore_done(struct srv *srv)
+{
+	struct srv_client *c;
+	unsigned int n = 0;
+
+	LIST_FOREACH(c, &srv->clients, link)
+	if (c->detached) {
+		ev_timer_start(srv->loop, &c->resume);
+		n++;
+	}
+	return n;
+}
+
+void srv_restore_abort(struct srv *srv)
+{
+	struct srv_client *c, *next;
+
+	srv->handing_over = true; /* their ids are not the engine's now */
+	for (c = LIST_FIRST(&srv->clients); c; c = next) {
+		next = LIST_NEXT(c, link);
+		if (c->detached)
+			client_free(c);
+	}
+	srv->handing_over = false;
+}
+
+bool srv_client_detached(const struct srv_client *c)
+{
+	return c->detached;
+}
+
+int srv_listen_fd(struct srv *srv)
+{
+	srv->keep_listener = true;
+	return srv->fd;
+}
+
+unsigned int srv_sessions_waiting(const struct srv *srv)
+{
+	const struct srv_client *c;
+	unsigned int n = 0;
+
+	LIST_FOREACH(c, &srv->clients, link)
+	n += c->detached;
+	return n;
 }

@@ -38,6 +38,9 @@ struct srv_config {
 	/* Events queued for one slow client (its replies are bounded by
 	 * back-pressure instead: server.c). */
 	unsigned int max_queued;
+	/* How long a restored session waits for RESUME (SESSION_REPLY's
+	 * resume_ms); 0: this daemon hands nothing over. */
+	unsigned int resume_ms;
 };
 
 struct srv_hooks {
@@ -68,6 +71,10 @@ struct srv_counters {
 	uint64_t events_sent;
 	uint64_t send_errors;
 	uint64_t spare_bytes; /* small datagram buffers kept for reuse */
+	/* Handoff: restored sessions their clients resumed, and those that
+	 * ended because none came back in time. */
+	uint64_t sessions_resumed;
+	uint64_t sessions_expired;
 };
 
 /* Returns NULL with errno set; logs why. */
@@ -93,5 +100,45 @@ uint64_t srv_client_serial(const struct srv_client *c);
 
 unsigned int srv_client_count(const struct srv *srv);
 const struct srv_counters *srv_counters(const struct srv *srv);
+
+/*
+ * Handing over to a successor (proto/cmp.h, "Restarts"). drain: stop
+ * accepting, shut the reading side of every client socket, read and
+ * answer every request already sent, and write what the sockets take,
+ * waiting at most max_wait_s for slow readers. save: the SERVER record and
+ * per client its CLIENT record, client_cb's records (the API's), and what
+ * is still queued for it (OUT). close: free everything without releasing
+ * any id (no hooks->gone): the successor has them.
+ */
+struct state_w;
+struct state_r;
+void srv_handoff_drain(struct srv *srv, double max_wait_s);
+void srv_state_save(struct srv *srv, struct state_w *w,
+		    void (*save_cb)(void *ctx, struct srv_client *c,
+				    struct state_w *w),
+		    void *ctx);
+void srv_handoff_close(struct srv *srv);
+
+/*
+ * Restoring a predecessor's sessions, record by record (0 or -EINVAL with
+ * *why; a client, or NULL with *why). Restored clients are detached: no
+ * socket, their messages queue, and unless RESUME claims them within
+ * resume_ms of srv_restore_done they end as clients that went away. abort:
+ * free the restored clients without touching the engine (it is rebuilt).
+ */
+int srv_restore_server(struct srv *srv, struct state_r *r, const char **why);
+struct srv_client *srv_restore_client(struct srv *srv, struct state_r *r,
+				      const char **why);
+int srv_restore_out(struct srv_client *c, struct state_r *r, const char **why);
+void srv_restore_counters(struct srv *srv, const uint8_t *p, size_t n);
+/* Starts the sessions' clocks; returns how many wait. */
+unsigned int srv_restore_done(struct srv *srv);
+void srv_restore_abort(struct srv *srv);
+bool srv_client_detached(const struct srv_client *c);
+/* The listening socket, which srv_free then leaves open (and its path in
+ * place) for a program exec'd to inherit. */
+int srv_listen_fd(struct srv *srv);
+/* Restored sessions not resumed yet. */
+unsigned int srv_sessions_waiting(const struct srv *srv);
 
 #endif

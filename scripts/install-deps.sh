@@ -9,7 +9,7 @@ set -euo pipefail
 
 PKGS=(
 	meson ninja-build pkg-config gcc libc6-dev
-	libibverbs-dev libibumad-dev libev-dev libcmocka-dev librdmacm-dev
+	libibverbs-dev libibumad-dev libev-dev libcmocka-dev librdmacm-dev zlib1g-dev
 	iproute2
 	clang-format valgrind python3 tshark
 )

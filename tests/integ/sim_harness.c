@@ -2,6 +2,7 @@
 /*
  * The simulated fabric of the integration tests (see sim_harness.h).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "sim_harness.h"
@@ -93,7 +96,10 @@ int sim_fabric_start(const char *tag, unsigned int seed, unsigned int n,
 	for (unsigned int i = 0; i < n; i++) {
 		snprintf(sim_fab.sock[i], sizeof(sim_fab.sock[i]), "%s/%c.sock",
 			 sim_fab.dir, 'a' + i);
-		sim_fab.pid[i] = start_cmd(i, extra ? extra[i] : NULL);
+		snprintf(sim_fab.state[i], sizeof(sim_fab.state[i]),
+			 "%s/%c.state", sim_fab.dir, 'a' + i);
+		sim_fab.extra[i] = extra ? extra[i] : NULL;
+		sim_fab.pid[i] = start_cmd(i, sim_fab.extra[i]);
 	}
 	for (unsigned int i = 0; i < n; i++)
 		if (sock_wait(sim_fab.sock[i], 0))
@@ -143,12 +149,87 @@ int sim_fabric_stop(void)
 		rc |= stop(sim_fab.pid[i], what);
 		sim_fab.pid[i] = 0;
 		unlink(sim_fab.sock[i]);
+		unlink(sim_fab.state[i]);
 	}
 	rc |= stop(sim_fab.hub_pid, "cmhub");
 	sim_fab.hub_pid = 0;
 	unlink(sim_fab.hub_sock);
 	rmdir(sim_fab.dir);
 	return rc;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The daemon's socket accepts a connection (it is serving). */
+static bool serving(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	ok = fd >= 0 && !connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+int sim_daemon_restart(unsigned int i, int sig, double *gap_ms)
+{
+	double t0 = mono_ms();
+	char what[16];
+	int status;
+
+	snprintf(what, sizeof(what), "cmd %c", 'a' + i);
+	if (i >= sim_fab.n)
+		return -1;
+	if (sig == 0) {
+		/* Not running (the test stopped it): start it. */
+		sim_fab.pid[i] = start_cmd(i, sim_fab.extra[i]);
+	} else if (sig == SIGUSR2) {
+		/* Same pid, and the same listening socket (inherited by the
+		 * exec): it never stops taking connections. */
+		kill(sim_fab.pid[i], SIGUSR2);
+	} else if (sig == SIGKILL) {
+		kill(sim_fab.pid[i], SIGKILL);
+		waitpid(sim_fab.pid[i], &status, 0);
+		sim_fab.pid[i] = start_cmd(i, sim_fab.extra[i]);
+	} else {
+		kill(sim_fab.pid[i], sig);
+		if (waitpid(sim_fab.pid[i], &status, 0) != sim_fab.pid[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr,
+				"%s did not exit cleanly on signal %d\n", what,
+				sig);
+			sim_fab.pid[i] = 0;
+			return -1;
+		}
+		sim_fab.pid[i] = start_cmd(i, sim_fab.extra[i]);
+	}
+	/* ... and for the new one to answer (sock_wait's 10 s and more:
+	 * restoring many connections takes a while on a slow machine). */
+	for (int k = 0; k < 60000 && !serving(sim_fab.sock[i]); k++) {
+		if (waitpid(sim_fab.pid[i], &status, WNOHANG) ==
+		    sim_fab.pid[i]) {
+			fprintf(stderr, "%s died while starting\n", what);
+			sim_fab.pid[i] = 0;
+			return -1;
+		}
+		usleep(1000);
+	}
+	if (!serving(sim_fab.sock[i])) {
+		fprintf(stderr, "%s does not serve after restart\n", what);
+		return -1;
+	}
+	if (gap_ms)
+		*gap_ms = mono_ms() - t0;
+	return 0;
 }
 
 int sim_group_teardown(void **state)

@@ -28,7 +28,9 @@ struct sim_fabric {
 	pid_t hub_pid;
 	unsigned int n;
 	char sock[SIM_MAX_DAEMONS][96];
+	char state[SIM_MAX_DAEMONS][96]; /* the daemon's handoff state */
 	pid_t pid[SIM_MAX_DAEMONS];
+	const char *const *extra[SIM_MAX_DAEMONS];
 };
 
 extern struct sim_fabric sim_fab;
@@ -50,6 +52,18 @@ int sim_fabric_start(const char *tag, unsigned int seed, unsigned int n,
  * would not change its result by itself. Returns 0 when all was well.
  */
 int sim_fabric_stop(void);
+
+/*
+ * Restart daemon i with the arguments it had: stop it with sig (SIGTERM:
+ * it hands its state over; SIGKILL: a crash, nothing is handed over;
+ * SIGINT: it tears everything down), wait for it (an exit status other
+ * than 0 after SIGTERM or SIGINT is a failure), and start it again.
+ * SIGUSR2 instead asks it to exec itself in place (same pid); 0 starts
+ * it when it is not running (the test stopped it itself). Returns 0
+ * once its socket accepts connections again, with *gap_ms (may be NULL)
+ * the time from the signal until then; -1 on failure.
+ */
+int sim_daemon_restart(unsigned int i, int sig, double *gap_ms);
 
 /*
  * A cmocka group teardown that runs sim_fabric_stop() and exits with

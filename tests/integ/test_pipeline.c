@@ -49,6 +49,7 @@
 #define FLOOD 3000
 #define SID_BURST 0x0000000070697065ull /* "pipe" */
 #define SID_ACK 0x0000000070697067ull
+#define SID_HANDOFF 0x0000000070697068ull
 #define SID_LISTEN 0x0000000070697066ull
 
 static const char *sock_a, *sock_b, *sock_c;
@@ -897,6 +898,268 @@ static void test_backpressure_slow_reader(void **state)
 	raw_close(&mon);
 }
 
+/* ---- handing over to a restarted daemon (cmp.h, "Restarts") ---------- */
+
+/* SESSION: the token this connection would resume with. */
+static void session_token(struct raw *r, uint8_t token[CMP_TOKEN_SIZE])
+{
+	struct cmp_msg m;
+	uint32_t seq;
+
+	cmp_msg_init(&m, CMP_TYPE_SESSION, 0);
+	seq = raw_send(r, &m);
+	expect(r, CMP_TYPE_SESSION, seq, 0, &m);
+	assert_true(m.session_reply.resume_ms > 0);
+	memcpy(token, m.session_reply.token, CMP_TOKEN_SIZE);
+}
+
+/* The old socket ends with EOF once the daemon has handed over; what it
+ * wrote before is still there to read and must be nothing here. */
+static void expect_eof(struct raw *r)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	struct pollfd p = { r->fd, POLLIN, 0 };
+	ssize_t n;
+
+	assert_int_equal(poll(&p, 1, WAIT_MS), 1);
+	n = recv(r->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n != 0)
+		fail_msg("want EOF on the old socket, got %zd", n);
+}
+
+/* A new connection, RESUME token: want status. */
+static void resume(struct raw *r, const char *path,
+		   const uint8_t token[CMP_TOKEN_SIZE], int status)
+{
+	struct cmp_msg m;
+	uint32_t seq;
+
+	raw_close(r);
+	raw_open(r, path);
+	cmp_msg_init(&m, CMP_TYPE_RESUME, 0);
+	memcpy(m.resume.token, token, CMP_TOKEN_SIZE);
+	seq = raw_send(r, &m);
+	expect(r, CMP_TYPE_RESUME, seq, status, &m);
+}
+
+static void accept_body(struct cmp_msg *m, uint32_t id, uint32_t qpn)
+{
+	req(m, CMP_TYPE_ACCEPT, id);
+	m->accept.local_qpn = qpn;
+	m->accept.start_psn = 1;
+	m->accept.responder_resources = 1;
+	m->accept.initiator_depth = 1;
+	m->accept.rnr_retry_count = 7;
+}
+
+/*
+ * Restart both daemons under two connections: one established (B's
+ * ESTABLISHED still unacknowledged), one whose REQ B's client holds
+ * unanswered. A stops with SIGTERM and starts again; B execs itself in
+ * place (SIGUSR2). Each client resumes with its token: the ids, their
+ * states and B's unacknowledged event are there; the held REQ is accepted
+ * after both restarts and completes; the established connection
+ * disconnects through DREQ/DREP. Nothing went out because of the
+ * restarts (no REJ, no DREQ before ours), each daemon counts one restore
+ * and one resumed session, and a token nobody has, or RESUME after
+ * another request, is refused.
+ */
+static void test_handoff(void **state)
+{
+	uint8_t ta[CMP_TOKEN_SIZE], tb[CMP_TOKEN_SIZE], bad[CMP_TOKEN_SIZE];
+	struct raw a, b, x;
+	struct cmp_msg m;
+	uint32_t lid, a1, a2, b1, b2, est_seq, ev_seq, seq, id;
+	uint64_t rej_a, rej_b, dreq_a, dreq_b;
+
+	(void)state;
+	raw_open(&a, sock_a);
+	raw_open(&b, sock_b);
+	session_token(&a, ta);
+	session_token(&b, tb);
+	rej_a = counter(&a, "rej_sent");
+	rej_b = counter(&b, "rej_sent");
+	dreq_a = counter(&a, "dreq_sent");
+	dreq_b = counter(&b, "dreq_sent");
+	lid = create_id(&b, 0);
+	req(&m, CMP_TYPE_LISTEN, lid);
+	m.listen.backlog = 4;
+	m.listen.service_id = SID_HANDOFF;
+	m.listen.service_mask = ~0ull;
+	seq = raw_send(&b, &m);
+	expect_id(&b, CMP_TYPE_LISTEN, seq, 0, lid);
+
+	/* 1: established. */
+	connect_body(&m, CMP_ID_NONE, 0x4000, SID_HANDOFF);
+	seq = raw_send(&a, &m);
+	expect(&a, CMP_TYPE_CONNECT, seq, 0, &m);
+	a1 = m.reply.id;
+	next_event(&b, CMP_EVENT_REQ_RECEIVED, &b1, &ev_seq);
+	accept_body(&m, b1, 0x5000);
+	seq = raw_send_flags(&b, &m, CMP_HDR_ACK);
+	expect_id(&b, CMP_TYPE_ACCEPT, seq, 0, b1);
+	next_event(&a, CMP_EVENT_REP_RECEIVED, &id, &ev_seq);
+	req(&m, CMP_TYPE_RTU, a1);
+	seq = raw_send_flags(&a, &m, CMP_HDR_ACK);
+	expect_id(&a, CMP_TYPE_RTU, seq, 0, a1);
+	next_event(&b, CMP_EVENT_ESTABLISHED, &id, &est_seq);
+	assert_int_equal(id, b1);
+	/* 2: B's client holds the REQ. */
+	connect_body(&m, CMP_ID_NONE, 0x4001, SID_HANDOFF);
+	seq = raw_send(&a, &m);
+	expect(&a, CMP_TYPE_CONNECT, seq, 0, &m);
+	a2 = m.reply.id;
+	/* ESTABLISHED of 1 is unacked: the REQ comes on its own id. */
+	next_event(&b, CMP_EVENT_REQ_RECEIVED, &b2, &ev_seq);
+
+	/* A: stop and start. */
+	assert_int_equal(sim_daemon_restart(0, SIGTERM, NULL), 0);
+	expect_eof(&a);
+	resume(&a, sock_a, ta, 0);
+	assert_int_equal(id_state(&a, a1), CMP_STATE_ESTABLISHED);
+	assert_int_equal(id_state(&a, a2), CMP_STATE_REQ_SENT);
+	/* B: exec in place. */
+	assert_int_equal(sim_daemon_restart(1, SIGUSR2, NULL), 0);
+	expect_eof(&b);
+	resume(&b, sock_b, tb, 0);
+	assert_int_equal(id_state(&b, b1), CMP_STATE_ESTABLISHED);
+	assert_int_equal(id_state(&b, b2), CMP_STATE_REQ_RCVD);
+	/* The event B's client held is acked with its old number. */
+	req(&m, CMP_TYPE_ACK_EVENT, b1);
+	m.ack_event.seq = est_seq;
+	seq = raw_send(&b, &m);
+	expect_id(&b, CMP_TYPE_ACK_EVENT, seq, 0, b1);
+
+	/* The held REQ completes across both restarts. */
+	accept_body(&m, b2, 0x5001);
+	seq = raw_send_flags(&b, &m, CMP_HDR_ACK);
+	expect_id(&b, CMP_TYPE_ACCEPT, seq, 0, b2);
+	next_event(&a, CMP_EVENT_REP_RECEIVED, &id, &ev_seq);
+	assert_int_equal(id, a2);
+	req(&m, CMP_TYPE_RTU, a2);
+	seq = raw_send_flags(&a, &m, CMP_HDR_ACK);
+	expect_id(&a, CMP_TYPE_RTU, seq, 0, a2);
+	next_event(&b, CMP_EVENT_ESTABLISHED, &id, &ev_seq);
+	assert_int_equal(id, b2);
+
+	/* 1 disconnects through DREQ/DREP. */
+	req(&m, CMP_TYPE_DISCONNECT, a1);
+	seq = raw_send(&a, &m);
+	expect_id(&a, CMP_TYPE_DISCONNECT, seq, 0, a1);
+	next_event(&b, CMP_EVENT_DREQ_RECEIVED, &id, &ev_seq);
+	assert_int_equal(id, b1);
+	req(&m, CMP_TYPE_DISCONNECT, b1);
+	seq = raw_send_flags(&b, &m, CMP_HDR_ACK);
+	expect_id(&b, CMP_TYPE_DISCONNECT, seq, 0, b1);
+	next_event(&a, CMP_EVENT_DREP_RECEIVED, &id, &ev_seq);
+	assert_int_equal(id, a1);
+
+	assert_int_equal(counter(&a, "rej_sent"), rej_a);
+	assert_int_equal(counter(&b, "rej_sent"), rej_b);
+	assert_int_equal(counter(&a, "dreq_sent"), dreq_a + 1);
+	assert_int_equal(counter(&b, "dreq_sent"), dreq_b);
+	assert_int_equal(counter(&a, "handoffs_restored"), 1);
+	assert_int_equal(counter(&b, "handoffs_restored"), 1);
+	assert_int_equal(counter(&a, "sessions_resumed"), 1);
+	assert_int_equal(counter(&b, "sessions_resumed"), 1);
+
+	/* Nobody's token; and RESUME only first. */
+	memset(bad, 0x5a, sizeof(bad));
+	raw_open(&x, sock_a);
+	resume(&x, sock_a, bad, -ENOENT);
+	create_id(&x, 0);
+	cmp_msg_init(&m, CMP_TYPE_RESUME, 0);
+	memcpy(m.resume.token, ta, CMP_TOKEN_SIZE);
+	seq = raw_send(&x, &m);
+	expect(&x, CMP_TYPE_RESUME, seq, -EINVAL, &m);
+	raw_close(&x);
+	raw_close(&a);
+	raw_close(&b);
+}
+
+/*
+ * A state file that is not one, or was damaged, is refused as a whole and
+ * the daemon starts clean: it serves, holds no id, counts the refusal,
+ * and a session of the state it refused cannot be resumed. C is killed
+ * (SIGKILL hands nothing over) and the file written in its place: a
+ * foreign file, then C's own real state with one byte flipped, then
+ * truncated.
+ */
+static void test_handoff_refused(void **state)
+{
+	uint8_t tc[CMP_TOKEN_SIZE];
+	static uint8_t buf[1 << 16];
+	struct raw c;
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		raw_open(&c, sock_c);
+		session_token(&c, tc);
+		create_id(&c, 7);
+		if (round == 0) {
+			assert_int_equal(sim_daemon_restart(2, SIGKILL, NULL),
+					 0);
+			/* Killed: nothing handed over, a clean start. */
+			expect_eof(&c);
+			resume(&c, sock_c, tc, -ENOENT);
+			assert_int_equal(own_ids(&c), 0);
+			raw_close(&c);
+			continue;
+		}
+		/* Let C write its real state, then damage it and start C
+		 * on it: SIGTERM hands over, SIGKILL of the successor
+		 * before it reads is not possible, so stop the successor
+		 * with SIGINT (no state) and plant the damaged copy. */
+		assert_int_equal(sim_daemon_restart(2, SIGTERM, NULL), 0);
+		raw_close(&c);
+		/* That one was restored, the real thing. */
+		raw_open(&c, sock_c);
+		assert_int_equal(counter(&c, "handoffs_restored"), 1);
+		assert_int_equal(counter(&c, "sessions_waiting"), 1);
+		raw_close(&c);
+		/* The successor read and removed it; make C write it again
+		 * and keep a copy. */
+		kill(sim_fab.pid[2], SIGTERM);
+		waitpid(sim_fab.pid[2], NULL, 0);
+		f = fopen(sim_fab.state[2], "rb");
+		assert_non_null(f);
+		n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		assert_true(n > 64);
+		if (round == 1)
+			buf[n / 2] ^= 0x10; /* the CRC no longer matches */
+		else
+			n -= 9; /* truncated */
+		f = fopen(sim_fab.state[2], "wb");
+		assert_non_null(f);
+		assert_int_equal(fwrite(buf, 1, n, f), n);
+		fclose(f);
+		sim_fab.pid[2] = 0;
+		assert_int_equal(sim_daemon_restart(2, 0, NULL), 0);
+		raw_open(&c, sock_c);
+		assert_int_equal(counter(&c, "handoffs_refused"), 1);
+		assert_int_equal(own_ids(&c), 0);
+		resume(&c, sock_c, tc, -ENOENT);
+		raw_close(&c);
+	}
+	/* A foreign file in the state's place. */
+	kill(sim_fab.pid[2], SIGKILL);
+	waitpid(sim_fab.pid[2], NULL, 0);
+	f = fopen(sim_fab.state[2], "wb");
+	assert_non_null(f);
+	fputs("this is not a cmd state\n", f);
+	fclose(f);
+	sim_fab.pid[2] = 0;
+	assert_int_equal(sim_daemon_restart(2, 0, NULL), 0);
+	raw_open(&c, sock_c);
+	assert_int_equal(counter(&c, "handoffs_refused"), 1);
+	assert_int_equal(counter(&c, "ids"), 0);
+	raw_close(&c);
+	assert_int_equal(access(sim_fab.state[2], F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -907,6 +1170,8 @@ int main(void)
 		cmocka_unit_test(test_ack_flag),
 		cmocka_unit_test(test_connect_burst),
 		cmocka_unit_test(test_backpressure_slow_reader),
+		cmocka_unit_test(test_handoff),
+		cmocka_unit_test(test_handoff_refused),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
