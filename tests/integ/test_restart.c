@@ -282,7 +282,7 @@ static void turn(struct run *r, const char *what)
 	assert_int_equal(rc, -EAGAIN);
 }
 
-/* The connections of a daemon in one state (its COUNTERS conns_STATE,
+/* The connections of a daemon in one state (its COUNTERS conns_<state>,
  * the engine's own count by state). */
 static uint64_t in_state(struct cmc_channel *ch, const char *state)
 {
@@ -303,12 +303,12 @@ static double now_ms(void)
 /* Both daemons hold every connection where it was. */
 static void check_states(struct run *r, const char *when)
 {
-	uint64_t ea = in_state(r->a, "ESTABLISHED");
-	uint64_t eb = in_state(r->b, "ESTABLISHED");
-	uint64_t rcvd = in_state(r->b, "REQ_RCVD") +
-			in_state(r->b, "MRA_REQ_SENT");
-	uint64_t rep_a = in_state(r->a, "REP_RCVD") +
-			 in_state(r->a, "MRA_REP_SENT");
+	uint64_t ea = in_state(r->a, "established");
+	uint64_t eb = in_state(r->b, "established");
+	uint64_t rcvd = in_state(r->b, "req_rcvd") +
+			in_state(r->b, "mra_req_sent");
+	uint64_t rep_a = in_state(r->a, "rep_rcvd") +
+			 in_state(r->a, "mra_rep_sent");
 
 	if (ea != N_EST || eb != N_EST || rcvd != N_HELD_REQ ||
 	    rep_a != N_HELD_REP)
