@@ -491,6 +491,7 @@ static bool resume(struct srv_client *c, const struct cmp_msg *req,
 	struct srv *srv = c->srv;
 	struct srv_client *d;
 	struct srv_outq first;
+	unsigned int queued_before;
 
 	if (!c->fresh) {
 		reply->reply.status = -EINVAL;
@@ -514,13 +515,21 @@ static bool resume(struct srv_client *c, const struct cmp_msg *req,
 			   (unsigned int)d->cred.uid);
 		return false;
 	}
+	/* The order on the new socket: what c has not written yet (its
+	 * HELLO_REPLY: the client may have sent HELLO and RESUME at once),
+	 * the RESUME reply, then what was queued for the session. */
+	queued_before = d->queued;
 	STAILQ_INIT(&first);
 	if (client_queue(d, &first, reply)) {
 		reply->reply.status = -ENOMEM;
 		return false;
 	}
 	STAILQ_CONCAT(&first, &d->out);
-	STAILQ_CONCAT(&d->out, &first);
+	STAILQ_CONCAT(&c->out, &first);
+	STAILQ_CONCAT(&d->out, &c->out);
+	d->queued += c->queued;
+	d->events_queued += c->events_queued;
+	c->queued = c->events_queued = 0;
 	ev_timer_stop(srv->loop, &d->resume);
 	d->detached = false;
 	d->fd = c->fd;
@@ -539,7 +548,7 @@ static bool resume(struct srv_client *c, const struct cmp_msg *req,
 	log_info("client %llu (%s, pid %d): session resumed, %u messages "
 		 "waiting for it",
 		 (unsigned long long)d->serial, d->name, (int)d->cred.pid,
-		 d->queued - 1);
+		 queued_before);
 	return true;
 }
 

@@ -125,10 +125,31 @@ run_show() {
 cmd_start() {
 	local ports=$1 s=$2
 	shift 2
-	"$CMD" --socket "$SOCK" "$@" >"$dir/cmd.log" 2>&1 &
+	cmd_ports=$ports cmd_args=("$@") cmd_log=$dir/cmd.log
+	"$CMD" --socket "$SOCK" "$@" >"$cmd_log" 2>&1 &
 	cmd_pid=$!
 	pids+=("$cmd_pid")
-	wait_line "$dir/cmd.log" "serving $ports port" "$s"
+	wait_line "$cmd_log" "serving $ports port" "$s"
+}
+# cmd_restart S: what `systemctl restart cmd` does: SIGTERM (the daemon
+# hands its state over), wait (it must exit 0), start it again with the
+# same arguments (its log: $dir/cmd-N.log, cmd_log), and wait S s (a hang
+# guard) for it to serve again. cmd_gap_ms: from the SIGTERM until then.
+cmd_restarts=0
+cmd_restart() {
+	local t0
+	t0=$(now_us)
+	kill -TERM "$cmd_pid"
+	wait "$cmd_pid"
+	cmd_rc=$?
+	[ $cmd_rc = 0 ] || fail "cmd exited $cmd_rc on SIGTERM (restart)"
+	cmd_restarts=$((cmd_restarts + 1))
+	cmd_log=$dir/cmd-$cmd_restarts.log
+	"$CMD" --socket "$SOCK" "${cmd_args[@]}" >"$cmd_log" 2>&1 &
+	cmd_pid=$!
+	pids+=("$cmd_pid")
+	wait_line "$cmd_log" "serving $cmd_ports port" "$1" || return 1
+	cmd_gap_ms=$((($(now_us) - t0) / 1000))
 }
 # cmd_stop: SIGTERM the daemon; it must exit 0 (its status: cmd_rc).
 cmd_stop() {

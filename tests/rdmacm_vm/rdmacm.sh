@@ -17,6 +17,11 @@
 #   ucmatose   ucmatose -c 20 both sides: 20 connections, sends both ways
 #   udaddy     UD over SIDR: 10 datagrams each way
 #   cmtime     cmtime -c 200: its step table into the log
+#   rping-restart  rping -C 3000 both sides; once 20 pings went through,
+#              cmd is restarted (SIGTERM, start: it hands its state over)
+#              while the data flows; every ping arrives once, both exit
+#              0, the disconnect after goes through the new daemon (DREQ,
+#              no REJ), and both programs' sessions resumed
 #   send_bw    ib_send_bw -R, 4 KiB x 200 (IPv4: perftest's rdma_cm code
 #   write_bw   ib_write_bw -R  is AF_INET only): the result line
 # LAYOUT interop: cmd serves rxe0 alone and the kernel CM (ib_cm, rdma_cm)
@@ -309,6 +314,41 @@ rping_case() {
 	server_end "$n-s" "$crc" $G_SERVER
 	check_rping "$n-s" 10 "server "
 }
+# rping through a restart of cmd (issue 17): the QP is the program's, so
+# the data flows on; the programs' CM sessions resume by themselves.
+RPING_RESTART_N=3000
+rping_restart_case() {
+	local n=rping-restart port=7474 crc=1 before after end
+	case_begin "$n" "rping -C $RPING_RESTART_N through cmd, cmd restarted under it"
+	bg "$n-s" "cmd-rdmacm rping -s" as w rping -s -v -C $RPING_RESTART_N -a "$AT1" -p $port
+	if server_up "$n-s" $port cmd; then
+		bg "$n-c" "cmd-rdmacm rping -c" as w rping -c -v -V -C $RPING_RESTART_N -a "$TO1" -p $port
+		end=$(($(now_us) + G_CLIENT * 1000000))
+		while (($(lines "$n-c" "^ping data") < 20)) && (($(now_us) < end)) &&
+			kill -0 "${bgpid[$n-c]}" 2>/dev/null; do
+			nap 0.05
+		done
+		before=$(lines "$n-c" "^ping data")
+		if ! kill -0 "${bgpid[$n-c]}" 2>/dev/null; then
+			fail "rping -c ended before the restart ($before pings)"
+		elif ! cmd_restart 60; then
+			fail "cmd did not serve again after the restart"
+		else
+			after=$(lines "$n-c" "^ping data")
+			say "restart after $before pings: cmd served again in $cmd_gap_ms ms, $after pings by then"
+			show "$cmd_log"
+			kill -0 "${bgpid[$n-c]}" 2>/dev/null ||
+				fail "rping -c ended during the restart, before any ping after it could show the data flows on"
+		fi
+		bg_end "$n-c" 600
+		crc=$rc
+		check_rping "$n-c" $RPING_RESTART_N ""
+	fi
+	server_end "$n-s" "$crc" $G_SERVER
+	check_rping "$n-s" $RPING_RESTART_N "server "
+	[ "$(count_lines "$cmd_log" "handoff: restored")" = 1 ] ||
+		fail "the new cmd did not restore the state handed over"
+}
 ucmatose_case() {
 	local n=$1 sw=$3 sa=$4 cw=$5 ca=$6 port=$7 crc=1
 	[ $WRONG = 0 ] || ca=$8
@@ -491,6 +531,16 @@ if [ "$LAYOUT" = cmd2 ]; then
 		cmtime_case cmtime "cmtime -c 200, both sides through cmd" \
 			"$AT1" "$TO1" 7473 "$NO0"
 		ctr_expect req_sent 200 rep_sent 200
+		case_end
+	fi
+	if want rping-restart; then
+		rping_restart_case
+		# The disconnect after the restart went through the new daemon;
+		# nothing was refused.
+		ctr_expect dreq_sent 1 sessions_resumed 2 handoffs_restored 1
+		ctr_read
+		[ "${ctr[rej_sent]:-0}" = "${c0[rej_sent]:-0}" ] ||
+			fail "cmd sent a REJ in $cname"
 		case_end
 	fi
 	if want send_bw; then
