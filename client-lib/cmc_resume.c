@@ -233,8 +233,8 @@ int cmc_link_step(struct cmc_channel *ch)
 		ssize_t n = recv(ch->sock, ch->rbuf[0], sizeof(ch->rbuf[0]),
 				 MSG_DONTWAIT | MSG_TRUNC);
 
-		if (n < 0 &&
-		    (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+			      errno == EINTR)) {
 			if (cmc_now_ms() >= cmc_window_end(ch))
 				return cmc_link_fail(ch, -ECONNRESET);
 			return 0;
@@ -245,8 +245,8 @@ int cmc_link_step(struct cmc_channel *ch)
 			cmc_link_close(ch);
 			return cmc_link_later(ch, cmc_now_ms());
 		}
-		if (n > CMP_MSG_MAX || cmp_decode(ch->rbuf[0], (size_t)n,
-						  &ch->rx, NULL))
+		if (n > CMP_MSG_MAX ||
+		    cmp_decode(ch->rbuf[0], (size_t)n, &ch->rx, NULL))
 			return cmc_link_fail(ch, -EPROTO);
 		if (!ch->hello_done) {
 			if (r->hdr.type != CMP_TYPE_HELLO_REPLY ||
@@ -327,8 +327,8 @@ void cmc_drain_check(struct cmc_channel *ch)
 /* The reply to the SESSION of cmc_link_up() (cmc_on_reply()). */
 int cmc_on_session(struct cmc_channel *ch)
 {
-	cmc_session_take(ch, ch->rx.reply.status ? NULL :
-						    &ch->rx.session_reply);
+	cmc_session_take(ch,
+			 ch->rx.reply.status ? NULL : &ch->rx.session_reply);
 	return 0;
 }
 
