@@ -509,7 +509,9 @@ void cmc_ch_release_fds(struct cmc_channel *ch)
 		close(ch->evfd);
 	if (ch->sock >= 0)
 		close(ch->sock);
-	ch->epfd = ch->evfd = ch->sock = -1;
+	if (ch->tfd >= 0)
+		close(ch->tfd);
+	ch->epfd = ch->evfd = ch->sock = ch->tfd = -1;
 }
 
 int cmc_hello(struct cmc_channel *ch, const char *name)
@@ -523,6 +525,7 @@ int cmc_hello(struct cmc_channel *ch, const char *name)
 	if (!name || !*name)
 		name = program_invocation_short_name;
 	strncpy(m->hello.name, name, CMC_NAME_MAX);
+	memcpy(ch->name, m->hello.name, sizeof(ch->name));
 	ret = cmc_request(ch);
 	if (ret)
 		return ret;
@@ -535,7 +538,13 @@ int cmc_hello(struct cmc_channel *ch, const char *name)
 	return 0;
 }
 
-CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
+/*
+ * The channel over fd, a socket connected to the daemon at peer (peer_len
+ * 0: unknown, so no session: the channel cannot connect again).
+ */
+static int cmc_open_sock(int fd, const char *name,
+			 const struct sockaddr_un *peer, socklen_t peer_len,
+			 struct cmc_channel **chp)
 {
 	struct epoll_event ee = { .events = EPOLLIN };
 	struct cmc_channel *ch;
@@ -550,6 +559,12 @@ CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
 		return -ENOMEM;
 	}
 	ch->sock = fd;
+	ch->tfd = -1;
+	ch->link = CMC_LINK_UP;
+	if (peer_len) {
+		ch->peer = *peer;
+		ch->peer_len = peer_len;
+	}
 	ch->refs = 1;
 	spare_init(&ch->spare, CMC_SPARE_MAX, sizeof(struct cmc_ev_item), NULL);
 	ch->req_timeout = -1;
@@ -578,6 +593,8 @@ CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
 		goto fail;
 	}
 	ret = cmc_hello(ch, name);
+	if (!ret)
+		ret = cmc_session_open(ch);
 	if (ret)
 		goto fail;
 	*chp = ch;
@@ -585,6 +602,34 @@ CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
 fail:
 	cmc_close(ch);
 	return ret;
+}
+
+/*
+ * The daemon's address, from the socket itself: a path (absolute, so
+ * that it means the same from here) or an abstract name. A socketpair's
+ * peer has neither.
+ */
+static socklen_t cmc_peer_of(int fd, struct sockaddr_un *sa)
+{
+	socklen_t len = sizeof(*sa);
+
+	memset(sa, 0, sizeof(*sa));
+	if (getpeername(fd, (struct sockaddr *)sa, &len) ||
+	    sa->sun_family != AF_UNIX ||
+	    len <= offsetof(struct sockaddr_un, sun_path) + 1 ||
+	    len > sizeof(*sa))
+		return 0;
+	if (sa->sun_path[0] != '/' && sa->sun_path[0] != '\0')
+		return 0;
+	return len;
+}
+
+CMC_EXPORT int cmc_open_fd(int fd, const char *name, struct cmc_channel **chp)
+{
+	struct sockaddr_un sa;
+	socklen_t len = fd >= 0 ? cmc_peer_of(fd, &sa) : 0;
+
+	return cmc_open_sock(fd, name, &sa, len, chp);
 }
 
 CMC_EXPORT int cmc_open(const char *socket_path, const char *name,
@@ -610,7 +655,8 @@ CMC_EXPORT int cmc_open(const char *socket_path, const char *name,
 		close(fd);
 		return err;
 	}
-	return cmc_open_fd(fd, name, chp);
+	/* The path as given, which is where the successor listens too. */
+	return cmc_open_sock(fd, name, &sa, sizeof(sa), chp);
 }
 
 CMC_EXPORT void cmc_close(struct cmc_channel *ch)
@@ -624,7 +670,7 @@ CMC_EXPORT void cmc_close(struct cmc_channel *ch)
 	 * (a REJECT's private data, say), though the daemon destroys every
 	 * id anyway. */
 	if (!ch->err && ch->osent < ch->nout)
-		cmc_out_send(ch, false, 0);
+		cmc_out_send(ch, 0, 0);
 	ch->closed = true;
 	cmc_fail(ch, -ECONNRESET);
 	while ((it = ch->head)) {

@@ -7,6 +7,8 @@
  *                 error and event queue, events as read; the channel API
  *   cmc_io.c      the socket: the output queue, requests waiting for their
  *                 reply, reading, and sending requests
+ *   cmc_resume.c  the session: the link to the daemon lost at its restart
+ *                 and taken up again with its successor (RESUME)
  *   cmclient.c    the id and event API, introspection, QP helpers
  *   cmc_rdmacm.c  rdma_cm addressing (IP to GID, port spaces, CMA header)
  *   cmc_qp.c      the QP attributes a handshake negotiated
@@ -25,6 +27,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -205,15 +208,57 @@ struct cmc_id {
 struct cmc_pend {
 	uint32_t seq;
 	uint8_t type;
+	/* The library's own request (SESSION after a resume): its reply is
+	 * the library's, not a blocking caller's. */
+	bool own;
 	/* A CONNECT creating this id (which it holds); NULL for a blocking
 	 * request, whose reply goes to ch->reply. */
 	struct cmc_id *id;
 };
 
+/*
+ * The link to the daemon (cmc_resume.c). Only a channel with a session
+ * leaves UP; without one, losing the socket is the channel's death.
+ */
+enum cmc_link {
+	CMC_LINK_UP, /* sock is the daemon's, both ways */
+	/* Our sends fail (the daemon shut its reading side to restart):
+	 * sock is read to its EOF, and nothing is sent. */
+	CMC_LINK_DRAIN,
+	/* No socket: the next connection attempt is at next_try. */
+	CMC_LINK_WAIT,
+	/* sock is a new connection; HELLO and RESUME, sent on it, await
+	 * their replies. */
+	CMC_LINK_RESUME,
+};
+
+/* cmc_out_send()'s waits. */
+#define CMC_WAIT_ROOM 0x1u /* for room in a full socket */
+#define CMC_WAIT_LINK 0x2u /* through a daemon restart, until resumed */
+
 struct cmc_channel {
 	int sock;
 	int epfd;
 	int evfd;
+	/* A timerfd in epfd, while the channel has a session: armed while
+	 * the link is down, for the next attempt or the window's end. */
+	int tfd;
+	enum cmc_link link;
+	/* Where the daemon listens (peer_len 0: unknown, no session). */
+	struct sockaddr_un peer;
+	socklen_t peer_len;
+	/* The session (SESSION): resume_ms 0 means none. */
+	uint8_t token[CMP_TOKEN_SIZE];
+	uint32_t resume_ms;
+	unsigned int resumes; /* sessions taken up again (RESUME) */
+	/* Since the link was lost; the next attempt; its delay after that;
+	 * the handshake's sequence numbers and how far it got. */
+	int64_t lost_at, next_try;
+	int backoff_ms;
+	uint32_t hello_seq, resume_seq;
+	bool hello_done;
+	bool peer_reset; /* DRAIN read a reset (cmc_lost()) */
+	char name[CMP_CLIENT_NAME_SIZE]; /* as HELLO gave it, for the next */
 	bool evfd_armed;
 	bool closed;
 	bool async;
@@ -289,11 +334,12 @@ bool cmc_seq_after(uint32_t a, uint32_t b);
 uint32_t cmc_next_seq(struct cmc_channel *ch);
 int cmc_out_add(struct cmc_channel *ch, const struct cmp_msg *m);
 int cmc_out_noreply(struct cmc_channel *ch, struct cmp_msg *m);
-int cmc_out_send(struct cmc_channel *ch, bool wait, int64_t deadline);
+int cmc_out_send(struct cmc_channel *ch, unsigned int wait, int64_t deadline);
 int cmc_out_flush(struct cmc_channel *ch);
 int cmc_pend_reserve(struct cmc_channel *ch);
 void cmc_pend_push(struct cmc_channel *ch, uint32_t seq, uint8_t type,
 		   struct cmc_id *id);
+int cmc_poll(struct cmc_channel *ch, bool out, int64_t deadline);
 int cmc_on_created(struct cmc_channel *ch, struct cmc_id *id);
 int cmc_on_reply(struct cmc_channel *ch);
 int cmc_rx_one(struct cmc_channel *ch, const uint8_t *buf, size_t len);
@@ -308,6 +354,18 @@ int cmc_id_ok(const struct cmc_id *id);
 int cmc_wait_created(struct cmc_id *id);
 int cmc_id_birth(struct cmc_id *id);
 int cmc_id_use(struct cmc_id *id);
+
+/* cmc_resume.c: the session, and the link across a daemon restart. */
+enum cmc_loss {
+	CMC_LOST_SEND, /* a send failed: the daemon's reading side is shut */
+	CMC_LOST_RESET, /* a read failed: the daemon closed, data may remain */
+	CMC_LOST_EOF, /* the socket's end: everything the daemon wrote is read */
+};
+int cmc_session_open(struct cmc_channel *ch);
+int cmc_lost(struct cmc_channel *ch, enum cmc_loss how);
+int cmc_link_step(struct cmc_channel *ch);
+void cmc_drain_check(struct cmc_channel *ch);
+int cmc_on_session(struct cmc_channel *ch);
 
 /*
  * cmc_conv.c: the one place where public structs and the protocol's meet,

@@ -75,15 +75,49 @@ int cmc_out_noreply(struct cmc_channel *ch, struct cmp_msg *m)
 }
 
 /*
- * Send what is queued. With wait, a full socket is waited out with poll()
- * for POLLIN too, and whatever arrives meanwhile is read and processed:
- * the daemon may stop reading us while its messages to us pile up unread,
- * so only reading guarantees progress. Without wait, stop at a full
- * socket (cmc_close()'s best effort). deadline bounds a wait without
- * progress: a slow daemon that reads is not a hung one. Returns 0 or the
- * channel's error.
+ * Wait for the socket (to read, and with out to send too) or, while the
+ * link is down, for its timer. Returns poll()'s result, but 2 when
+ * something is to be read (cmc_rx() then makes progress) rather than
+ * only room to send.
  */
-int cmc_out_send(struct cmc_channel *ch, bool wait, int64_t deadline)
+int cmc_poll(struct cmc_channel *ch, bool out, int64_t deadline)
+{
+	struct pollfd p[2];
+	nfds_t n = 0;
+	int r;
+
+	if (ch->sock >= 0)
+		p[n++] = (struct pollfd){
+			.fd = ch->sock,
+			.events = (short)(POLLIN |
+					  (out && ch->link == CMC_LINK_UP ?
+						   POLLOUT :
+						   0)),
+		};
+	if (ch->tfd >= 0)
+		p[n++] = (struct pollfd){ .fd = ch->tfd, .events = POLLIN };
+	r = poll(p, n, cmc_remaining(deadline));
+	if (r <= 0)
+		return r;
+	for (nfds_t i = 0; i < n; i++)
+		if (p[i].revents & ~POLLOUT)
+			return 2;
+	return 1;
+}
+
+/*
+ * Send what is queued. With CMC_WAIT_ROOM, a full socket is waited out
+ * with poll() for POLLIN too, and whatever arrives meanwhile is read and
+ * processed: the daemon may stop reading us while its messages to us
+ * pile up unread, so only reading guarantees progress. Without it, stop
+ * at a full socket (cmc_close()'s best effort). While the daemon
+ * restarts (the link is not UP) nothing can be sent: with CMC_WAIT_LINK
+ * (a blocking request) wait until the session is resumed, reading the
+ * old socket and retrying meanwhile; without it, what is queued stays
+ * for the successor. deadline bounds a wait without progress: a slow
+ * daemon that reads is not a hung one. Returns 0 or the channel's error.
+ */
+int cmc_out_send(struct cmc_channel *ch, unsigned int wait, int64_t deadline)
 {
 	struct mmsghdr mv[CMC_TX_BATCH];
 	struct iovec iov[CMC_TX_BATCH];
@@ -95,10 +129,13 @@ int cmc_out_send(struct cmc_channel *ch, bool wait, int64_t deadline)
 	ch->flushing = true;
 	while (!ch->err && ch->osent < ch->nout) {
 		unsigned int n = ch->nout - ch->osent;
-		struct pollfd pfd = { .fd = ch->sock,
-				      .events = POLLIN | POLLOUT };
+		bool down = ch->link != CMC_LINK_UP;
 		int r;
 
+		if (down && !(wait & CMC_WAIT_LINK))
+			break;
+		if (down)
+			goto wait;
 		if (n > CMC_TX_BATCH)
 			n = CMC_TX_BATCH;
 		for (unsigned int i = 0; i < n; i++) {
@@ -111,6 +148,9 @@ int cmc_out_send(struct cmc_channel *ch, bool wait, int64_t deadline)
 			mv[i].msg_hdr.msg_iov = &iov[i];
 			mv[i].msg_hdr.msg_iovlen = 1;
 		}
+		/* A batch cut short by an error counts what went out, and the
+		 * error comes with the next call: osent stays exact, which
+		 * is what a resumed session resends from. */
 		r = sendmmsg(ch->sock, mv, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (r > 0) {
 			for (int i = 0; i < r; i++)
@@ -124,17 +164,18 @@ int cmc_out_send(struct cmc_channel *ch, bool wait, int64_t deadline)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-			cmc_fail(ch, -ECONNRESET);
-			break;
+			cmc_lost(ch, CMC_LOST_SEND);
+			continue;
 		}
-		if (!wait)
+		if (!(wait & CMC_WAIT_ROOM))
 			break;
-		r = poll(&pfd, 1, cmc_remaining(deadline));
+wait:
+		r = cmc_poll(ch, !down, deadline);
 		if (r == 0)
 			cmc_fail(ch, -ETIMEDOUT);
 		else if (r < 0 && errno != EINTR)
 			cmc_fail(ch, -errno);
-		else if (r > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+		else if (r > 1)
 			cmc_rx(ch);
 	}
 	if (ch->osent == ch->nout) {
@@ -145,11 +186,18 @@ int cmc_out_send(struct cmc_channel *ch, bool wait, int64_t deadline)
 	return ch->err;
 }
 
+/*
+ * Send what is queued, waiting only for room (cmc_flush()). While the
+ * daemon restarts it sends nothing and does not wait, but takes the
+ * chance to try its successor when that is due.
+ */
 int cmc_out_flush(struct cmc_channel *ch)
 {
+	if (ch->link == CMC_LINK_WAIT || ch->link == CMC_LINK_RESUME)
+		cmc_link_step(ch);
 	if (ch->osent == ch->nout)
 		return ch->err;
-	return cmc_out_send(ch, true, cmc_deadline(ch->req_timeout));
+	return cmc_out_send(ch, CMC_WAIT_ROOM, cmc_deadline(ch->req_timeout));
 }
 
 /* ------------------------------------------------------------------ */
@@ -184,6 +232,7 @@ void cmc_pend_push(struct cmc_channel *ch, uint32_t seq, uint8_t type,
 
 	p->seq = seq;
 	p->type = type;
+	p->own = false;
 	p->id = id;
 	ch->npend++;
 }
@@ -247,6 +296,8 @@ int cmc_on_reply(struct cmc_channel *ch)
 		ch->last_answered = p.seq;
 		if (p.id)
 			return cmc_on_created(ch, p.id);
+		if (p.own)
+			return cmc_on_session(ch);
 		ch->reply = *m;
 		ch->reply_ready = true;
 		return 0;
@@ -271,9 +322,7 @@ int cmc_on_reply(struct cmc_channel *ch)
 /* One datagram of len bytes was read into buf: check and process it. */
 int cmc_rx_one(struct cmc_channel *ch, const uint8_t *buf, size_t len)
 {
-	if (len == 0)
-		return cmc_fail(ch, -ECONNRESET);
-	if (len > CMP_MSG_MAX)
+	if (len == 0 || len > CMP_MSG_MAX)
 		return cmc_fail(ch, -EPROTO);
 	if (cmp_decode(buf, len, &ch->rx, NULL))
 		return cmc_fail(ch, -EPROTO);
@@ -291,8 +340,11 @@ int cmc_rx_one(struct cmc_channel *ch, const uint8_t *buf, size_t len)
  * Read what the socket holds, up to CMC_RX_BATCH datagrams without
  * waiting, and process every one of them before returning, so that the
  * application's fd never looks idle while messages sit unprocessed in
- * here. Returns how many were read (0: none was there) or the channel's
- * error.
+ * here. The socket's end is the daemon's (its death, or its restart:
+ * cmc_lost() tells), and only the end: what came before it is processed
+ * first. While the link is down this is where it is tried again
+ * (cmc_link_step()). Returns how many were read or how far the link got
+ * (0: nothing was there, nothing was due) or the channel's error.
  */
 int cmc_rx(struct cmc_channel *ch)
 {
@@ -302,6 +354,13 @@ int cmc_rx(struct cmc_channel *ch)
 
 	if (ch->err)
 		return ch->err;
+	if (ch->link == CMC_LINK_WAIT || ch->link == CMC_LINK_RESUME)
+		return cmc_link_step(ch);
+	if (ch->link == CMC_LINK_DRAIN) {
+		cmc_drain_check(ch);
+		if (ch->err)
+			return ch->err;
+	}
 	memset(mv, 0, sizeof(mv));
 	for (unsigned int i = 0; i < CMC_RX_BATCH; i++) {
 		iov[i].iov_base = ch->rbuf[i];
@@ -315,33 +374,47 @@ int cmc_rx(struct cmc_channel *ch)
 	if (r < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return 0;
-		return cmc_fail(ch, -ECONNRESET);
+		/* A reset is reported before what is still queued. */
+		r = cmc_lost(ch, errno == ECONNRESET ? CMC_LOST_RESET :
+						       CMC_LOST_EOF);
+		return r ? r : 1;
 	}
-	if (r == 0)
-		return cmc_fail(ch, -ECONNRESET);
 	for (int i = 0; i < r; i++) {
-		int ret = cmc_rx_one(ch, ch->rbuf[i], mv[i].msg_len);
+		int ret;
 
+		/* The end (recvmmsg fills the rest of the batch with it). */
+		if (mv[i].msg_len == 0) {
+			ret = cmc_lost(ch, CMC_LOST_EOF);
+			return ret ? ret : i + 1;
+		}
+		ret = cmc_rx_one(ch, ch->rbuf[i], mv[i].msg_len);
 		if (ret)
 			return ret;
+	}
+	if (r == 0) {
+		r = cmc_lost(ch, CMC_LOST_EOF);
+		return r ? r : 1;
 	}
 	return r;
 }
 
 /*
- * Wait until the socket is readable or deadline, then read. Returns 0,
- * or the channel's error; running out of time is -ETIMEDOUT, sticky.
+ * Wait until the socket is readable (or the link's timer fires) or
+ * deadline, then read. Returns 0, or the channel's error; running out of
+ * time is -ETIMEDOUT, sticky. Requests a resumed session still has to
+ * send go out here too, since the caller waits for their replies.
  */
 int cmc_wait_rx(struct cmc_channel *ch, int64_t deadline)
 {
-	struct pollfd pfd = { .fd = ch->sock, .events = POLLIN };
-	int r = poll(&pfd, 1, cmc_remaining(deadline));
+	int r = cmc_poll(ch, false, deadline);
 
 	if (r == 0)
 		return cmc_fail(ch, -ETIMEDOUT);
 	if (r < 0)
 		return errno == EINTR ? 0 : cmc_fail(ch, -errno);
 	r = cmc_rx(ch);
+	if (r >= 0 && ch->link == CMC_LINK_UP && ch->osent < ch->nout)
+		r = cmc_out_send(ch, 0, 0);
 	return r < 0 ? r : 0;
 }
 
@@ -393,7 +466,7 @@ int cmc_request(struct cmc_channel *ch)
 	if (ret)
 		return ret;
 	ch->reply_ready = false;
-	ret = cmc_out_send(ch, true, deadline);
+	ret = cmc_out_send(ch, CMC_WAIT_ROOM | CMC_WAIT_LINK, deadline);
 	while (!ret && !ch->reply_ready)
 		ret = cmc_wait_rx(ch, deadline);
 	if (ret)

@@ -471,8 +471,6 @@ int cmc_wait_event(struct cmc_channel *ch, const struct cmc_id *id,
 	 * reported below, after the events read before it. */
 	cmc_out_flush(ch);
 	for (;;) {
-		struct pollfd pfd = { .fd = ch->sock, .events = POLLIN };
-
 		it = cmc_queue_take(ch, id);
 		if (it) {
 			*evp = &it->ev;
@@ -484,7 +482,9 @@ int cmc_wait_event(struct cmc_channel *ch, const struct cmc_id *id,
 		 * from the queue above. */
 		if (cmc_rx(ch))
 			continue;
-		ret = poll(&pfd, 1, cmc_remaining(deadline));
+		/* While the daemon restarts, its timer wakes us for the next
+		 * try; meanwhile there is simply no event (-EAGAIN). */
+		ret = cmc_poll(ch, false, deadline);
 		if (ret == 0)
 			return -EAGAIN;
 		if (ret < 0 && errno != EINTR)

@@ -16,9 +16,11 @@
  *    a negative errno value on failure; errno is not used. Besides the
  *    errors each function lists, any call that talks to the daemon can fail
  *    with
- *      -ECONNRESET  the daemon went away (socket closed or reset). The
- *                   channel is dead: every later call that needs the
- *                   daemon returns -ECONNRESET too. Close it and reopen.
+ *      -ECONNRESET  the daemon went away (socket closed or reset) and
+ *                   did not come back in time (see "Daemon restarts"
+ *                   below). The channel is dead: every later call that
+ *                   needs the daemon returns -ECONNRESET too. Close it
+ *                   and reopen.
  *      -EPROTO      the daemon sent something this library cannot accept
  *                   (a malformed datagram, a reply of the wrong type or
  *                   sequence number, an unknown event type). The channel
@@ -72,6 +74,31 @@
  *  - Lesson 2 of DESIGN.md: the daemon hands out at most one event per id
  *    that the application has not acked. The next event of an id comes
  *    only after cmc_ack_event() of the previous one, so ack promptly.
+ *
+ *  - Daemon restarts. A channel survives a restart of the daemon that
+ *    hands its state to its successor (an upgrade in place): its ids,
+ *    their numbers and contexts, the events the application holds (ack
+ *    them as usual), the events and replies still to come, and the
+ *    requests made meanwhile. Nothing is lost or delivered twice. While
+ *    the daemon is away, the library tries its successor at the same
+ *    socket path, every 10 ms at first, backing off to every 200 ms:
+ *      - cmc_fd() stays the same fd; it becomes readable when a try is
+ *        due, and the next call into the library makes it.
+ *      - cmc_get_event() returns the events already read, then -EAGAIN
+ *        (with a timeout, it waits through the gap as for any event).
+ *      - Asynchronous requests and cmc_flush() queue and return 0; the
+ *        queue goes out once the session is resumed.
+ *      - Blocking calls wait and complete once it is resumed; the
+ *        request timeout (cmc_set_request_timeout()) still bounds them.
+ *    It gives up when the successor does not know the session (a daemon
+ *    that restarted without its state, or one that crashed) or when the
+ *    daemon's window (cmc_resume_window()) and a second more have
+ *    passed: the channel then dies with -ECONNRESET, as it does at once
+ *    without a session. Only channels whose daemon gave them a session
+ *    reconnect: cmc_open()'s always ask for one; cmc_open_fd()'s only when
+ *    its socket's peer has an absolute path or an abstract name (not a
+ *    socketpair). A relative socket path given to cmc_open() is resolved
+ *    again, from the working directory at the time of the restart.
  */
 #ifndef CMCLIENT_H
 #define CMCLIENT_H
@@ -184,6 +211,20 @@ struct cmc_daemon_info {
 };
 void cmc_daemon_info(const struct cmc_channel *ch,
 		     struct cmc_daemon_info *info);
+
+/*
+ * The session that lets the channel survive a daemon restart (see
+ * "Daemon restarts" above): how long, in milliseconds, the daemon's
+ * successor keeps the channel's ids waiting for it to come back; 0 when
+ * the channel has no session (a daemon that hands nothing over, a
+ * channel that cannot connect again), so that a restart kills it.
+ * After a restart it is the successor's figure.
+ */
+unsigned int cmc_resume_window(const struct cmc_channel *ch);
+
+/* How many daemon restarts the channel has come through. cmc_daemon_info()
+ * describes the daemon of the last one. */
+unsigned int cmc_resume_count(const struct cmc_channel *ch);
 
 /* Text for a negative return value of this library. Never NULL. */
 const char *cmc_strerror(int err);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +25,19 @@ static int fake_send_locked(struct fake *f, const struct cmp_msg *m)
 			cmp_check(m, &why) ? why : "?");
 		return (int)len;
 	}
-	if (f->dead)
+	/* Restarting: what the socket no longer takes is the successor's
+	 * to send, but for the handshake of a new connection. */
+	if (m->hdr.type != CMP_TYPE_HELLO_REPLY &&
+	    m->hdr.type != CMP_TYPE_RESUME_REPLY &&
+	    (f->keeping || (f->shutting && f->nwritten >= f->nwrite))) {
+		if (f->nkept == FAKE_MAX_KEPT)
+			return -ENOSPC;
+		f->kept[f->nkept++] = *m;
+		return 0;
+	}
+	if (f->shutting)
+		f->nwritten++;
+	if (f->dead || f->fd < 0)
 		return -EPIPE;
 	if (send(f->fd, buf, (size_t)len, MSG_NOSIGNAL) != len)
 		return -errno;
@@ -268,6 +281,33 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 	case CMP_TYPE_ACK_EVENT:
 		fake_ack(f, req);
 		return;
+	case CMP_TYPE_SESSION:
+		r.session_reply.resume_ms = f->resume_ms;
+		memcpy(r.session_reply.token, f->token, sizeof(f->token));
+		fake_reply(f, req, f->status[type], &r);
+		return;
+	case CMP_TYPE_RESUME: {
+		int32_t st = f->resume_status;
+
+		if (!st &&
+		    memcmp(req->resume.token, f->token, sizeof(f->token)))
+			st = -ENOENT;
+		cmp_msg_init(&r, CMP_TYPE_RESUME_REPLY, req->hdr.seq);
+		r.reply.status = st;
+		/* The reply first, then what was kept for the session. */
+		pthread_mutex_lock(&f->lock);
+		if (!st) {
+			f->keeping = false;
+			f->resumed++;
+		}
+		fake_send_locked(f, &r);
+		for (unsigned int i = 0; !st && i < f->nkept; i++)
+			fake_send_locked(f, &f->kept[i]);
+		if (!st)
+			f->nkept = 0;
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
 	case CMP_TYPE_QUERY_ID:
 		r.query_id_reply.info = f->query_info;
 		r.query_id_reply.info.id = req->query_id.id;
@@ -343,16 +383,62 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 	}
 }
 
+/* One datagram read from the client: record it and answer it. */
+static void fake_handle(struct fake *f, const uint8_t *buf, size_t n)
+{
+	struct cmp_msg req;
+
+	if (cmp_decode(buf, n, &req, NULL) ||
+	    !cmp_type_is_request(req.hdr.type)) {
+		pthread_mutex_lock(&f->lock);
+		f->bad_reqs++;
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
+	pthread_mutex_lock(&f->lock);
+	if (f->nreqs < FAKE_MAX_REQS)
+		f->reqs[f->nreqs++] = req;
+	f->total_reqs++;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	if (f->hook && f->hook(f, &req))
+		return;
+	fake_default(f, &req);
+}
+
+/* Listening and no client: take the next one, waiting 20 ms at most. */
+static void fake_accept(struct fake *f, int lfd)
+{
+	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+	int c;
+
+	if (lfd < 0 || poll(&pfd, 1, 20) <= 0)
+		return;
+	c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (f->fd < 0 && f->lfd == lfd) {
+		f->fd = c;
+		f->dead = false;
+		f->accepted++;
+		c = -1;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (c >= 0)
+		close(c);
+}
+
 static void *fake_main(void *arg)
 {
 	struct fake *f = arg;
 	uint8_t buf[CMP_MSG_MAX];
-	struct cmp_msg req;
-	struct pollfd pfd = { .fd = f->fd, .events = POLLIN };
 
 	for (;;) {
+		struct pollfd pfd = { .events = POLLIN };
+		bool stop, listening = f->path[0] != 0;
+		int lfd;
 		ssize_t n;
-		bool stop;
 
 		pthread_mutex_lock(&f->lock);
 		while (f->pause && !f->stop) {
@@ -361,35 +447,135 @@ static void *fake_main(void *arg)
 			pthread_cond_wait(&f->cond, &f->lock);
 		}
 		f->paused = false;
-		stop = f->stop || f->dead;
+		stop = f->stop || (f->dead && !listening);
+		pfd.fd = f->fd;
+		lfd = f->hold_accept ? -1 : f->lfd;
 		pthread_mutex_unlock(&f->lock);
 		if (stop)
 			break;
+		if (pfd.fd < 0) {
+			if (lfd < 0)
+				poll(NULL, 0, 20);
+			else
+				fake_accept(f, lfd);
+			continue;
+		}
 		if (poll(&pfd, 1, 20) <= 0)
 			continue;
-		n = recv(f->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		n = recv(pfd.fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
-		if (n <= 0)
-			break;
-		if (cmp_decode(buf, (size_t)n, &req, NULL) ||
-		    !cmp_type_is_request(req.hdr.type)) {
+		if (n <= 0) {
+			if (!listening)
+				break;
+			/* The client left (or gave up): wait for the next. */
 			pthread_mutex_lock(&f->lock);
-			f->bad_reqs++;
+			if (f->fd == pfd.fd) {
+				close(f->fd);
+				f->fd = -1;
+			}
 			pthread_mutex_unlock(&f->lock);
 			continue;
 		}
-		pthread_mutex_lock(&f->lock);
-		if (f->nreqs < FAKE_MAX_REQS)
-			f->reqs[f->nreqs++] = req;
-		f->total_reqs++;
-		pthread_cond_broadcast(&f->cond);
-		pthread_mutex_unlock(&f->lock);
-		if (f->hook && f->hook(f, &req))
-			continue;
-		fake_default(f, &req);
+		fake_handle(f, buf, (size_t)n);
 	}
 	return NULL;
+}
+
+static int fake_listen(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	strcpy(sa.sun_path, path);
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 8)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct fake *fake_start_at(const char *path)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+
+	if (!f || strlen(path) >= sizeof(f->path))
+		goto fail;
+	f->reqs = calloc(FAKE_MAX_REQS, sizeof(*f->reqs));
+	f->kept = calloc(FAKE_MAX_KEPT, sizeof(*f->kept));
+	if (!f->reqs || !f->kept)
+		goto fail;
+	strcpy(f->path, path);
+	f->fd = f->client_fd = -1;
+	f->lfd = fake_listen(path);
+	if (f->lfd < 0)
+		goto fail;
+	f->min_version = CMP_VERSION_MIN;
+	f->max_version = CMP_VERSION_MAX;
+	f->next_id = 1;
+	f->resume_ms = 5000;
+	for (unsigned int i = 0; i < CMP_TOKEN_SIZE; i++)
+		f->token[i] = (uint8_t)(0xa0 + i);
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	if (pthread_create(&f->thread, NULL, fake_main, f)) {
+		close(f->lfd);
+		goto fail;
+	}
+	return f;
+fail:
+	if (f) {
+		free(f->reqs);
+		free(f->kept);
+	}
+	free(f);
+	return NULL;
+}
+
+void fake_shut(struct fake *f, unsigned int nwrite)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	ssize_t n;
+
+	/* The thread reads no more; what it had not read is read here. */
+	fake_pause(f);
+	pthread_mutex_lock(&f->lock);
+	f->shutting = true;
+	f->nwrite = nwrite;
+	f->nwritten = 0;
+	pthread_mutex_unlock(&f->lock);
+	shutdown(f->fd, SHUT_RD);
+	/* After SHUT_RD, what the socket holds, then 0. */
+	while ((n = recv(f->fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		fake_handle(f, buf, (size_t)n);
+}
+
+void fake_close(struct fake *f)
+{
+	pthread_mutex_lock(&f->lock);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	if (f->lfd >= 0)
+		close(f->lfd);
+	f->lfd = -1;
+	f->shutting = false;
+	f->keeping = true;
+	f->pause = false;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+void fake_up(struct fake *f)
+{
+	int lfd = fake_listen(f->path);
+
+	pthread_mutex_lock(&f->lock);
+	f->lfd = lfd;
+	pthread_mutex_unlock(&f->lock);
 }
 
 struct fake *fake_start(void)
@@ -408,6 +594,7 @@ struct fake *fake_start(void)
 	}
 	f->fd = sv[0];
 	f->client_fd = sv[1];
+	f->lfd = -1;
 	f->min_version = CMP_VERSION_MIN;
 	f->max_version = CMP_VERSION_MAX;
 	f->next_id = 1;
@@ -430,10 +617,16 @@ void fake_stop(struct fake *f)
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 	pthread_join(f->thread, NULL);
-	close(f->fd);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->lfd >= 0)
+		close(f->lfd);
+	if (f->path[0])
+		unlink(f->path);
 	pthread_cond_destroy(&f->cond);
 	pthread_mutex_destroy(&f->lock);
 	free(f->reqs);
+	free(f->kept);
 	free(f);
 }
 

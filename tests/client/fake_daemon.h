@@ -8,6 +8,15 @@
  * before the reply). It speaks the pipelining part of the protocol too:
  * CMP_HDR_NOREPLY (a reply only on failure), CONNECT with id CMP_ID_NONE
  * creating its id, plain replies naming their id.
+ *
+ * Started with fake_start_at() it listens on a path instead, gives
+ * SESSION a token, and restarts as cmd hands over to its successor
+ * (cmp.h, "Restarts"), in steps a test drives: fake_shut() shuts the
+ * client socket's reading side and answers what it had read, writing
+ * only so much; fake_close() closes the socket and stops listening (the
+ * gap); fake_up() listens again, and the next connection may RESUME the
+ * session and gets what was kept. Its ids and their events are the
+ * session's and carry over.
  */
 #ifndef CMD_TESTS_FAKE_DAEMON_H
 #define CMD_TESTS_FAKE_DAEMON_H
@@ -21,6 +30,7 @@
 #define FAKE_MAX_REQS 256
 #define FAKE_MAX_IDS 64
 #define FAKE_MAX_PENDING 8
+#define FAKE_MAX_KEPT 64
 
 struct fake;
 
@@ -62,10 +72,33 @@ struct fake {
 	unsigned int total_reqs; /* also those beyond FAKE_MAX_REQS */
 	unsigned int bad_reqs; /* requests that did not decode */
 	unsigned int acks;
+
+	/* fake_start_at(): listening on path (lfd -1 while down). */
+	char path[108];
+	int lfd;
+	bool hold_accept; /* leave connections in the listener's backlog */
+	uint32_t resume_ms; /* what SESSION answers (token: token) */
+	uint8_t token[CMP_TOKEN_SIZE];
+	int32_t resume_status; /* RESUME's answer; 0: the token decides */
+	/* The restart: after fake_shut(), nwrite more messages go out and
+	 * the rest is kept, as is everything once closed, until a RESUME. */
+	bool shutting, keeping;
+	unsigned int nwrite, nwritten;
+	struct cmp_msg *kept; /* FAKE_MAX_KEPT of them */
+	unsigned int nkept;
+	unsigned int accepted; /* connections */
+	unsigned int resumed; /* RESUMEs answered 0 */
 };
 
 /* Create the socketpair and start the thread. */
 struct fake *fake_start(void);
+/* Listen on path (removed first, and at fake_stop()): cmc_open(path). */
+struct fake *fake_start_at(const char *path);
+/* The restart's steps (see the top). fake_shut() returns once every
+ * request the socket held is answered or kept; fake_up() once listening. */
+void fake_shut(struct fake *f, unsigned int nwrite);
+void fake_close(struct fake *f);
+void fake_up(struct fake *f);
 /* Stop the thread and free everything (the client end is the test's). */
 void fake_stop(struct fake *f);
 
