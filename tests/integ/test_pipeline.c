@@ -50,6 +50,7 @@
 #define SID_BURST 0x0000000070697065ull /* "pipe" */
 #define SID_ACK 0x0000000070697067ull
 #define SID_HANDOFF 0x0000000070697068ull
+#define SID_EXPIRE 0x0000000070697069ull
 #define SID_LISTEN 0x0000000070697066ull
 
 static const char *sock_a, *sock_b, *sock_c;
@@ -61,7 +62,10 @@ static int group_setup(void **state)
 	static const char *const small[] = { "--max-queued",
 					     SIM_STR(NODE_C_MAX_QUEUED),
 					     "--max-ids",
-					     SIM_STR(NODE_C_MAX_IDS), NULL };
+					     SIM_STR(NODE_C_MAX_IDS),
+					     "--resume-timeout",
+					     "1",
+					     NULL };
 	const char *const *const extra[] = { NULL, NULL, small };
 
 	(void)state;
@@ -1160,6 +1164,68 @@ static void test_handoff_refused(void **state)
 	assert_int_equal(access(sim_fab.state[2], F_OK), -1);
 }
 
+/*
+ * A session whose client does not come back (C keeps them 1 s): its ids
+ * are destroyed as for a client that went away, and only then is the
+ * peer told: B's client gets DREQ_RECEIVED, C counts the session expired.
+ * Before that the connection is still established on both sides.
+ */
+static void test_handoff_expiry(void **state)
+{
+	uint8_t tc[CMP_TOKEN_SIZE];
+	struct raw b, c, mon;
+	struct cmp_msg m;
+	uint32_t lid, cid, bid, ev_seq, seq, id;
+	uint64_t expired;
+
+	(void)state;
+	raw_open(&b, sock_b);
+	raw_open(&c, sock_c);
+	session_token(&c, tc);
+	lid = create_id(&b, 0);
+	req(&m, CMP_TYPE_LISTEN, lid);
+	m.listen.backlog = 4;
+	m.listen.service_id = SID_EXPIRE;
+	m.listen.service_mask = ~0ull;
+	seq = raw_send(&b, &m);
+	expect_id(&b, CMP_TYPE_LISTEN, seq, 0, lid);
+	connect_body(&m, CMP_ID_NONE, 0x6000, SID_EXPIRE);
+	seq = raw_send(&c, &m);
+	expect(&c, CMP_TYPE_CONNECT, seq, 0, &m);
+	cid = m.reply.id;
+	next_event(&b, CMP_EVENT_REQ_RECEIVED, &bid, &ev_seq);
+	accept_body(&m, bid, 0x7000);
+	seq = raw_send_flags(&b, &m, CMP_HDR_ACK);
+	expect_id(&b, CMP_TYPE_ACCEPT, seq, 0, bid);
+	next_event(&c, CMP_EVENT_REP_RECEIVED, &id, &ev_seq);
+	assert_int_equal(id, cid);
+	req(&m, CMP_TYPE_RTU, cid);
+	seq = raw_send_flags(&c, &m, CMP_HDR_ACK);
+	expect_id(&c, CMP_TYPE_RTU, seq, 0, cid);
+	next_event(&b, CMP_EVENT_ESTABLISHED, &id, &ev_seq);
+	req(&m, CMP_TYPE_ACK_EVENT, bid);
+	m.ack_event.seq = ev_seq;
+	seq = raw_send(&b, &m);
+	expect_id(&b, CMP_TYPE_ACK_EVENT, seq, 0, bid);
+
+	assert_int_equal(sim_daemon_restart(2, SIGTERM, NULL), 0);
+	expect_eof(&c);
+	raw_close(&c);
+	raw_open(&mon, sock_c);
+	expired = counter(&mon, "sessions_expired");
+	assert_int_equal(counter(&mon, "sessions_waiting"), 1);
+	assert_int_equal(id_state(&b, bid), CMP_STATE_ESTABLISHED);
+	/* C's client never resumes: after its second the DREQ comes. */
+	next_event(&b, CMP_EVENT_DREQ_RECEIVED, &id, &ev_seq);
+	assert_int_equal(id, bid);
+	assert_int_equal(counter(&mon, "sessions_expired"), expired + 1);
+	assert_int_equal(counter(&mon, "sessions_waiting"), 0);
+	resume(&c, sock_c, tc, -ENOENT);
+	raw_close(&c);
+	raw_close(&mon);
+	raw_close(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1172,6 +1238,7 @@ int main(void)
 		cmocka_unit_test(test_backpressure_slow_reader),
 		cmocka_unit_test(test_handoff),
 		cmocka_unit_test(test_handoff_refused),
+		cmocka_unit_test(test_handoff_expiry),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);

@@ -18,6 +18,7 @@
  * (and fails it, naming what is missing), a duplicated or misordered one
  * fails it at once. At the end both daemons hold only what they held
  * before. Prints the connections carried, the longest gap, the events.
+ * And what a SIGKILL does instead (test_killed_daemon).
  */
 #include <errno.h>
 #include <poll.h>
@@ -305,10 +306,10 @@ static void check_states(struct run *r, const char *when)
 {
 	uint64_t ea = in_state(r->a, "established");
 	uint64_t eb = in_state(r->b, "established");
-	uint64_t rcvd = in_state(r->b, "req_rcvd") +
-			in_state(r->b, "mra_req_sent");
-	uint64_t rep_a = in_state(r->a, "rep_rcvd") +
-			 in_state(r->a, "mra_rep_sent");
+	uint64_t rcvd =
+		in_state(r->b, "req_rcvd") + in_state(r->b, "mra_req_sent");
+	uint64_t rep_a =
+		in_state(r->a, "rep_rcvd") + in_state(r->a, "mra_rep_sent");
 
 	if (ea != N_EST || eb != N_EST || rcvd != N_HELD_REQ ||
 	    rep_a != N_HELD_REP)
@@ -338,9 +339,8 @@ static void test_restart_under_load(void **state)
 	dreq_b = sim_counter(r.b, "dreq_sent");
 	assert_int_equal(cmc_create_id(r.b, NULL, CMC_QP_RC, &r.lis), 0);
 	/* Room for every held REQ and a window of others as credits. */
-	assert_int_equal(cmc_listen(r.lis, SID, ~0ULL, N_HELD_REQ + WINDOW,
-				    NULL),
-			 0);
+	assert_int_equal(
+		cmc_listen(r.lis, SID, ~0ULL, N_HELD_REQ + WINDOW, NULL), 0);
 	assert_int_equal(cmc_set_async(r.a, 1), 0);
 	assert_int_equal(cmc_set_async(r.b, 1), 0);
 
@@ -366,9 +366,10 @@ static void test_restart_under_load(void **state)
 		for (unsigned int d = 0; d < 2; d++) {
 			double t;
 
-			assert_int_equal(sim_daemon_restart(
-						 d, d ? SIGUSR2 : SIGTERM, &gap),
-					 0);
+			assert_int_equal(
+				sim_daemon_restart(d, d ? SIGUSR2 : SIGTERM,
+						   &gap),
+				0);
 			/* The library resumes on its first use. */
 			t = now_ms();
 			check_states(&r, "after a restart");
@@ -428,10 +429,63 @@ static void test_restart_under_load(void **state)
 	free(r.c);
 }
 
+/*
+ * A daemon that is killed (SIGKILL, a crash) hands nothing over. Its
+ * client's channel fails with -ECONNRESET once the next daemon says it has
+ * no such session (libcmclient tried to resume); nothing is sent to the
+ * peer for the lost connection, which stays ESTABLISHED on B; B's later
+ * DREQ is answered with a DREP by the new A, which knows no such
+ * connection (IBTA 12.9.8), so B's disconnect ends cleanly.
+ */
+static void test_killed_daemon(void **state)
+{
+	struct cmc_channel *a = sim_open_ch(sock_a), *b = sim_open_ch(sock_b);
+	struct cmc_id *l, *ia, *ib;
+	struct cmc_event *ev;
+	int rc;
+
+	(void)state;
+	assert_true(cmc_resume_window(a) > 0);
+	assert_int_equal(cmc_create_id(b, NULL, CMC_QP_RC, &l), 0);
+	assert_int_equal(cmc_listen(l, SID + 1, ~0ULL, 4, NULL), 0);
+	ia = sim_connect(a, NULL, SID + 1, NODE_B_LID, 0x9000, 18, NULL);
+	ev = sim_next_ev(b, NULL);
+	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+	ib = ev->id;
+	assert_int_equal(sim_accept(ib, 0x9100, NULL), 0);
+	assert_int_equal(cmc_ack_event(ev), 0);
+	ev = sim_next_ev(a, ia);
+	sim_check_ev(ev, CMC_EVENT_REP_RECEIVED);
+	assert_int_equal(cmc_rtu(ia, NULL, 0), 0);
+	sim_expect_ev(b, ib, CMC_EVENT_ESTABLISHED);
+
+	assert_int_equal(sim_daemon_restart(0, SIGKILL, NULL), 0);
+	/* The library notices, tries to resume, and is told no. */
+	do
+		rc = cmc_get_event(a, &ev, SIM_WAIT_MS);
+	while (rc == 0 && (cmc_ack_event(ev), 1));
+	assert_int_equal(rc, -ECONNRESET);
+	assert_int_equal(cmc_resume_count(a), 0);
+	cmc_close(a);
+	/* B still has its connection; its disconnect ends with a DREP. */
+	assert_int_equal(sim_state_of(ib), CMC_STATE_ESTABLISHED);
+	assert_int_equal(cmc_disconnect(ib, NULL, 0), 0);
+	sim_expect_ev(b, ib, CMC_EVENT_DREP_RECEIVED);
+	a = sim_open_ch(sock_a);
+	assert_int_equal(sim_counter(a, "handoffs_restored"), 0);
+	assert_int_equal(sim_counter(a, "rej_sent"), 0);
+	assert_int_equal(sim_counter(a, "drep_sent"), 1);
+	assert_int_equal(cmc_destroy_id(ib), 0);
+	assert_int_equal(cmc_destroy_id(l), 0);
+	cmc_close(a);
+	cmc_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_restart_under_load),
+		cmocka_unit_test(test_killed_daemon),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, sim_group_teardown);
