@@ -323,10 +323,6 @@ static int restore(struct cmd *cmd, const uint8_t *buf, size_t len,
 		eng_restore_abort(x);
 		return rc;
 	}
-	if (*recno - 1 != f.nrec) {
-		eng_restore_abort(x);
-		REFUSE("the header's record count is not the file's");
-	}
 	*type = 0;
 	rc = eng_restore_end(cmd->eng, x, cmd_now(), why);
 	if (rc)

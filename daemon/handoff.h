@@ -13,7 +13,7 @@ struct cmd;
 
 /* How long a stop that hands over waits for clients to read what is
  * queued for them; what they have not read then goes into the state. */
-#define HANDOFF_DRAIN_WAIT_S 1.0
+#define HANDOFF_DRAIN_WAIT_S 0.2
 
 struct handoff_stats {
 	size_t bytes;

@@ -33,6 +33,18 @@ static uint64_t le_get(const uint8_t *p, size_t n)
 	return v;
 }
 
+/*
+ * The CRC covers the header from its record count on (count, boot id,
+ * time, reserved) and the payload; what comes before it is checked field
+ * by field.
+ */
+static uint32_t state_crc(const uint8_t *h, const uint8_t *payload, size_t plen)
+{
+	uLong crc = crc32(0, h + 28, STATE_HDR_SIZE - 28);
+
+	return (uint32_t)crc32(crc, payload, (uInt)plen);
+}
+
 /* ------------------------------------------------------------------ */
 /* Writing */
 
@@ -137,11 +149,11 @@ int sw_finish(struct state_w *w, uint64_t now_ns)
 	le_put(h + 8, STATE_VERSION, 4);
 	le_put(h + 12, STATE_HDR_SIZE, 4);
 	le_put(h + 16, plen, 8);
-	le_put(h + 24, crc32(0, w->buf + STATE_HDR_SIZE, (uInt)plen), 4);
 	le_put(h + 28, w->nrec, 4);
 	memcpy(h + 32, boot, sizeof(boot));
 	le_put(h + 48, now_ns, 8);
 	le_put(h + 56, 0, 8);
+	le_put(h + 24, state_crc(h, w->buf + STATE_HDR_SIZE, plen), 4);
 	return 0;
 }
 
@@ -286,7 +298,7 @@ int state_open(struct state_file *f, const void *buf, size_t len,
 	if (le_get(h + 56, 8))
 		REFUSE("reserved header bytes not zero");
 	if (le_get(h + 24, 4) !=
-	    crc32(0, h + STATE_HDR_SIZE, (uInt)(len - STATE_HDR_SIZE)))
+	    state_crc(h, h + STATE_HDR_SIZE, len - STATE_HDR_SIZE))
 		REFUSE("CRC mismatch (corrupt)");
 	if (state_boot_id(boot))
 		REFUSE("cannot read this boot's id");
@@ -307,8 +319,13 @@ int state_next(struct state_file *f, uint16_t *type, struct state_r *r,
 	const uint8_t *p = f->buf + f->off;
 	uint64_t blen;
 
-	if (f->off == f->len)
+	if (f->off == f->len) {
+		if (f->seen != f->nrec) {
+			*why = "the header's record count is not the file's";
+			return -EINVAL;
+		}
 		return 0;
+	}
 	if (f->len - f->off < 8) {
 		*why = "a record header overruns the payload";
 		return -EINVAL;
@@ -328,6 +345,7 @@ int state_next(struct state_file *f, uint16_t *type, struct state_r *r,
 	r->version = f->version;
 	r->why = NULL;
 	f->off += 8 + blen;
+	f->seen++;
 	return 1;
 }
 

@@ -10,7 +10,8 @@
  *
  *   header (64 bytes)
  *     magic "CMDSTATE", u32 format version, u32 header size (64),
- *     u64 payload size, u32 CRC-32 of the payload, u32 record count,
+ *     u64 payload size, u32 CRC-32 (of the header from the record count
+ *     on, then the payload), u32 record count,
  *     the writer's boot id (16 bytes, /proc/sys/kernel/random/boot_id),
  *     u64 CLOCK_MONOTONIC ns when written, u64 reserved (zero)
  *   records, one after the other
@@ -111,6 +112,7 @@ struct state_file {
 	uint32_t nrec;
 	uint64_t saved_ns;
 	size_t off; /* of the next record */
+	uint32_t seen; /* records returned so far */
 };
 
 /*
@@ -121,7 +123,8 @@ int state_open(struct state_file *f, const void *buf, size_t len,
 	       const char **why);
 /*
  * The next record: 1 with its type and a reader over its body, 0 at the
- * end, -EINVAL (*why) for a record that overruns the payload.
+ * end, -EINVAL (*why) for a record that overruns the payload or an end
+ * that comes after another count of records than the header's.
  */
 int state_next(struct state_file *f, uint16_t *type, struct state_r *r,
 	       const char **why);
