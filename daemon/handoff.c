@@ -258,7 +258,7 @@ static int restore(struct cmd *cmd, const uint8_t *buf, size_t len,
 	struct srv_client *cur = NULL;
 	int rc;
 
-	rc = state_open(&f, buf, len, why);
+	rc = state_open(&f, buf, len, 0, why);
 	if (rc)
 		return rc;
 	x = eng_restore_begin(cmd->eng);

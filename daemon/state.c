@@ -271,7 +271,7 @@ void state_get_terms(struct state_r *r, struct eng_terms *o)
 }
 
 int state_open(struct state_file *f, const void *buf, size_t len,
-	       const char **why)
+	       unsigned int flags, const char **why)
 {
 	const uint8_t *h = buf;
 	uint8_t boot[STATE_BOOT_ID_SIZE];
@@ -300,10 +300,12 @@ int state_open(struct state_file *f, const void *buf, size_t len,
 	if (le_get(h + 24, 4) !=
 	    state_crc(h, h + STATE_HDR_SIZE, len - STATE_HDR_SIZE))
 		REFUSE("CRC mismatch (corrupt)");
-	if (state_boot_id(boot))
-		REFUSE("cannot read this boot's id");
-	if (memcmp(h + 32, boot, sizeof(boot)))
-		REFUSE("written before the last reboot");
+	if (!(flags & STATE_OPEN_ANY_BOOT)) {
+		if (state_boot_id(boot))
+			REFUSE("cannot read this boot's id");
+		if (memcmp(h + 32, boot, sizeof(boot)))
+			REFUSE("written before the last reboot");
+	}
 #undef REFUSE
 	f->buf = h;
 	f->len = len;

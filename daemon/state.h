@@ -115,12 +115,19 @@ struct state_file {
 	uint32_t seen; /* records returned so far */
 };
 
+/* state_open flags. */
+enum {
+	/* Skip the boot check: for tests of saved files (a golden state
+	 * of an older format), never for the daemon. */
+	STATE_OPEN_ANY_BOOT = 1 << 0,
+};
+
 /*
  * Check everything but the records' contents. Returns 0, or -EINVAL with
  * *why saying what is wrong (for the one log line the refusal gets).
  */
 int state_open(struct state_file *f, const void *buf, size_t len,
-	       const char **why);
+	       unsigned int flags, const char **why);
 /*
  * The next record: 1 with its type and a reader over its body, 0 at the
  * end, -EINVAL (*why) for a record that overruns the payload or an end
