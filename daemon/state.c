@@ -237,14 +237,17 @@ void sr_str(struct state_r *r, char *dst, size_t n)
 const uint8_t *sr_var(struct state_r *r, size_t *n, size_t max)
 {
 	uint32_t len = sr_u32(r);
+	const uint8_t *p;
 
 	*n = 0;
 	if (len > max) {
 		sr_fail(r, "a variable field is longer than it may be");
 		return NULL;
 	}
-	*n = len;
-	return len ? sr_take(r, len) : NULL;
+	p = len ? sr_take(r, len) : NULL;
+	/* A record too short for it: nothing (the refusal is in r). */
+	*n = p ? len : 0;
+	return p;
 }
 
 int sr_end(struct state_r *r, const char **why)

@@ -79,6 +79,12 @@ sources() {
 			daemon/{listen,log,rx,timer}.c proto/*.c \
 			tests/lib/fake_fabric.c
 		;;
+	# The engine, its handoff state (daemon/eng_state.c, state.c) and
+	# zlib for the state's CRC.
+	state)
+		echo daemon/{conn,conn_msg,conn_rec,conn_table,counters,engine,evq}.c \
+			daemon/{listen,log,rx,timer,eng_state,state}.c proto/*.c -lz
+		;;
 	*) echo proto/*.c ;;
 	esac
 }
