@@ -97,16 +97,6 @@ static bool is_listener(const struct conn *c)
 	return c->lis && c->lis->conn == c;
 }
 
-static void save_counters(struct state_w *w, enum state_counters which,
-			  uint16_t port, const void *p, size_t n)
-{
-	sw_rec_begin(w, STATE_REC_COUNTERS);
-	sw_u16(w, (uint16_t)which);
-	sw_u16(w, port);
-	sw_var(w, p, n);
-	sw_rec_end(w);
-}
-
 void eng_state_save(const struct eng *eng, struct state_w *w)
 {
 	const struct eng *o = eng;
@@ -144,15 +134,15 @@ void eng_state_save(const struct eng *eng, struct state_w *w)
 	LIST_FOREACH(c, &eng->all, all_link)
 	if (!is_listener(c) && !c->held && !c->credit)
 		save_conn(w, c);
-	save_counters(w, STATE_CNT_ENG, 0, &eng->cnt, sizeof(eng->cnt));
-	save_counters(w, STATE_CNT_ENG_UNEXPECTED, 0, eng->unexpected,
-		      sizeof(eng->unexpected));
-	save_counters(w, STATE_CNT_ENG_HITS, 0, eng->hits, sizeof(eng->hits));
+	sw_counters(w, STATE_CNT_ENG, 0, &eng->cnt, sizeof(eng->cnt));
+	sw_counters(w, STATE_CNT_ENG_UNEXPECTED, 0, eng->unexpected,
+		    sizeof(eng->unexpected));
+	sw_counters(w, STATE_CNT_ENG_HITS, 0, eng->hits, sizeof(eng->hits));
 	for (unsigned int i = 0; i < ENG_MAX_PORTS; i++)
 		if (eng->ports[i].valid)
-			save_counters(w, STATE_CNT_ENG_PORT, (uint16_t)i,
-				      &eng->ports[i].cnt,
-				      sizeof(eng->ports[i].cnt));
+			sw_counters(w, STATE_CNT_ENG_PORT, (uint16_t)i,
+				    &eng->ports[i].cnt,
+				    sizeof(eng->ports[i].cnt));
 }
 
 /* ------------------------------------------------------------------ */

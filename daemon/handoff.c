@@ -56,16 +56,6 @@ static void save_api_client(void *ctx, struct srv_client *c, struct state_w *w)
 	sw_rec_end(w);
 }
 
-static void save_counters(struct state_w *w, enum state_counters which,
-			  uint16_t port, const void *p, size_t n)
-{
-	sw_rec_begin(w, STATE_REC_COUNTERS);
-	sw_u16(w, (uint16_t)which);
-	sw_u16(w, port);
-	sw_var(w, p, n);
-	sw_rec_end(w);
-}
-
 static int write_file(const char *path, const uint8_t *buf, size_t len)
 {
 	char tmp[4096];
@@ -118,14 +108,13 @@ int handoff_save(struct cmd *cmd, const char *path, struct handoff_stats *st)
 #include "state_fields.def"
 		sw_rec_end(w);
 	}
-	save_counters(w, STATE_CNT_CMD, 0, &cmd->counters,
-		      sizeof(cmd->counters));
+	sw_counters(w, STATE_CNT_CMD, 0, &cmd->counters, sizeof(cmd->counters));
 	for (unsigned int i = 0; i < cmd->n_ports; i++)
-		save_counters(w, STATE_CNT_CMD_PORT,
-			      (uint16_t)(cmd->xport->first_index + i),
-			      &cmd->port_cnt[i], sizeof(cmd->port_cnt[i]));
-	save_counters(w, STATE_CNT_SRV, 0, srv_counters(cmd->srv),
-		      sizeof(struct srv_counters));
+		sw_counters(w, STATE_CNT_CMD_PORT,
+			    (uint16_t)(cmd->xport->first_index + i),
+			    &cmd->port_cnt[i], sizeof(cmd->port_cnt[i]));
+	sw_counters(w, STATE_CNT_SRV, 0, srv_counters(cmd->srv),
+		    sizeof(struct srv_counters));
 	rc = sw_finish(w, cmd_now());
 	if (!rc)
 		rc = write_file(path, w->buf, w->len);

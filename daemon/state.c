@@ -132,6 +132,16 @@ void sw_var(struct state_w *w, const void *src, size_t n)
 	sw_bytes(w, src, n);
 }
 
+void sw_counters(struct state_w *w, enum state_counters which, uint16_t port,
+		 const void *p, size_t n)
+{
+	sw_rec_begin(w, STATE_REC_COUNTERS);
+	sw_u16(w, (uint16_t)which);
+	sw_u16(w, port);
+	sw_var(w, p, n);
+	sw_rec_end(w);
+}
+
 int sw_finish(struct state_w *w, uint64_t now_ns)
 {
 	uint8_t *h = w->buf;

@@ -77,6 +77,9 @@ void sw_u64(struct state_w *w, uint64_t v);
 void sw_bytes(struct state_w *w, const void *p, size_t n);
 /* A VAR field: its size, then its bytes. */
 void sw_var(struct state_w *w, const void *p, size_t n);
+/* A COUNTERS record: n bytes of u64s (state_fields.def). */
+void sw_counters(struct state_w *w, enum state_counters which, uint16_t port,
+		 const void *p, size_t n);
 /*
  * Fill in the header (the buffer starts with room for it): 0, or the
  * sticky error.

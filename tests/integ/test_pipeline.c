@@ -956,6 +956,51 @@ static void accept_body(struct cmp_msg *m, uint32_t id, uint32_t qpn)
 	m->accept.rnr_retry_count = 7;
 }
 
+/* A listener of r's on sid, backlog 4; its id. */
+static uint32_t raw_listen(struct raw *r, uint64_t sid)
+{
+	struct cmp_msg m;
+	uint32_t lid = create_id(r, 0), seq;
+
+	req(&m, CMP_TYPE_LISTEN, lid);
+	m.listen.backlog = 4;
+	m.listen.service_id = sid;
+	m.listen.service_mask = ~0ull;
+	seq = raw_send(r, &m);
+	expect_id(r, CMP_TYPE_LISTEN, seq, 0, lid);
+	return lid;
+}
+
+/*
+ * a connects to b's listener on sid (QPs qa and qb); b accepts and a
+ * sends the RTU, both answers acking their events. *ida and *idb are the
+ * two ids; returns the sequence number of b's ESTABLISHED, left unacked.
+ */
+static uint32_t raw_establish(struct raw *a, struct raw *b, uint64_t sid,
+			      uint32_t qa, uint32_t qb, uint32_t *ida,
+			      uint32_t *idb)
+{
+	struct cmp_msg m;
+	uint32_t seq, ev_seq, id;
+
+	connect_body(&m, CMP_ID_NONE, qa, sid);
+	seq = raw_send(a, &m);
+	expect(a, CMP_TYPE_CONNECT, seq, 0, &m);
+	*ida = m.reply.id;
+	next_event(b, CMP_EVENT_REQ_RECEIVED, idb, &ev_seq);
+	accept_body(&m, *idb, qb);
+	seq = raw_send_flags(b, &m, CMP_HDR_ACK);
+	expect_id(b, CMP_TYPE_ACCEPT, seq, 0, *idb);
+	next_event(a, CMP_EVENT_REP_RECEIVED, &id, &ev_seq);
+	assert_int_equal(id, *ida);
+	req(&m, CMP_TYPE_RTU, *ida);
+	seq = raw_send_flags(a, &m, CMP_HDR_ACK);
+	expect_id(a, CMP_TYPE_RTU, seq, 0, *ida);
+	next_event(b, CMP_EVENT_ESTABLISHED, &id, &ev_seq);
+	assert_int_equal(id, *idb);
+	return ev_seq;
+}
+
 /*
  * Restart both daemons under two connections: one established (B's
  * ESTABLISHED still unacknowledged), one whose REQ B's client holds
@@ -985,31 +1030,18 @@ static void test_handoff(void **state)
 	rej_b = counter(&b, "rej_sent");
 	dreq_a = counter(&a, "dreq_sent");
 	dreq_b = counter(&b, "dreq_sent");
-	lid = create_id(&b, 0);
-	req(&m, CMP_TYPE_LISTEN, lid);
-	m.listen.backlog = 4;
-	m.listen.service_id = SID_HANDOFF;
-	m.listen.service_mask = ~0ull;
-	seq = raw_send(&b, &m);
-	expect_id(&b, CMP_TYPE_LISTEN, seq, 0, lid);
-
+	lid = raw_listen(&b, SID_HANDOFF);
+	(void)lid;
 	/* 1: established. */
-	connect_body(&m, CMP_ID_NONE, 0x4000, SID_HANDOFF);
-	seq = raw_send(&a, &m);
-	expect(&a, CMP_TYPE_CONNECT, seq, 0, &m);
-	a1 = m.reply.id;
-	next_event(&b, CMP_EVENT_REQ_RECEIVED, &b1, &ev_seq);
-	accept_body(&m, b1, 0x5000);
-	seq = raw_send_flags(&b, &m, CMP_HDR_ACK);
-	expect_id(&b, CMP_TYPE_ACCEPT, seq, 0, b1);
-	next_event(&a, CMP_EVENT_REP_RECEIVED, &id, &ev_seq);
-	req(&m, CMP_TYPE_RTU, a1);
-	seq = raw_send_flags(&a, &m, CMP_HDR_ACK);
-	expect_id(&a, CMP_TYPE_RTU, seq, 0, a1);
-	next_event(&b, CMP_EVENT_ESTABLISHED, &id, &est_seq);
-	assert_int_equal(id, b1);
-	/* 2: B's client holds the REQ. */
+	est_seq = raw_establish(&a, &b, SID_HANDOFF, 0x4000, 0x5000, &a1, &b1);
+	/* 2: B's client holds the REQ. It asks for 2^24 * 4.096 us (about
+	 * 69 s) of patience, so B's daemon has no reason to MRA it (it does
+	 * at half the wait) while the test holds it through two restarts:
+	 * an MRA_RECEIVED on A would come at a moment of the machine's
+	 * choosing. */
 	connect_body(&m, CMP_ID_NONE, 0x4001, SID_HANDOFF);
+	m.connect.local_cm_response_timeout = 24;
+	m.connect.remote_cm_response_timeout = 24;
 	seq = raw_send(&a, &m);
 	expect(&a, CMP_TYPE_CONNECT, seq, 0, &m);
 	a2 = m.reply.id;
@@ -1182,27 +1214,9 @@ static void test_handoff_expiry(void **state)
 	raw_open(&b, sock_b);
 	raw_open(&c, sock_c);
 	session_token(&c, tc);
-	lid = create_id(&b, 0);
-	req(&m, CMP_TYPE_LISTEN, lid);
-	m.listen.backlog = 4;
-	m.listen.service_id = SID_EXPIRE;
-	m.listen.service_mask = ~0ull;
-	seq = raw_send(&b, &m);
-	expect_id(&b, CMP_TYPE_LISTEN, seq, 0, lid);
-	connect_body(&m, CMP_ID_NONE, 0x6000, SID_EXPIRE);
-	seq = raw_send(&c, &m);
-	expect(&c, CMP_TYPE_CONNECT, seq, 0, &m);
-	cid = m.reply.id;
-	next_event(&b, CMP_EVENT_REQ_RECEIVED, &bid, &ev_seq);
-	accept_body(&m, bid, 0x7000);
-	seq = raw_send_flags(&b, &m, CMP_HDR_ACK);
-	expect_id(&b, CMP_TYPE_ACCEPT, seq, 0, bid);
-	next_event(&c, CMP_EVENT_REP_RECEIVED, &id, &ev_seq);
-	assert_int_equal(id, cid);
-	req(&m, CMP_TYPE_RTU, cid);
-	seq = raw_send_flags(&c, &m, CMP_HDR_ACK);
-	expect_id(&c, CMP_TYPE_RTU, seq, 0, cid);
-	next_event(&b, CMP_EVENT_ESTABLISHED, &id, &ev_seq);
+	lid = raw_listen(&b, SID_EXPIRE);
+	(void)lid;
+	ev_seq = raw_establish(&c, &b, SID_EXPIRE, 0x6000, 0x7000, &cid, &bid);
 	req(&m, CMP_TYPE_ACK_EVENT, bid);
 	m.ack_event.seq = ev_seq;
 	seq = raw_send(&b, &m);
