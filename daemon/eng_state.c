@@ -62,6 +62,16 @@ static void st_put_msg(struct state_w *w, const struct eng_event *o)
 	put_mad(w, o->has_msg ? &o->msg : NULL);
 }
 
+/*
+ * c->lis is only valid for a listener itself and for a record its queues
+ * hold (held, credit): any other's may name a listener long gone (the
+ * origin of a credit given back), so it is never read.
+ */
+static bool is_listener(const struct conn *c)
+{
+	return c->state == ENG_STATE_LISTEN && c->lis && c->lis->conn == c;
+}
+
 static void save_listener(struct state_w *w, const struct listener *o)
 {
 	sw_rec_begin(w, STATE_REC_LISTENER);
@@ -86,15 +96,10 @@ static void save_conn(struct state_w *w, const struct conn *o)
 #define STATE_CONN(k, m, since) STATE_PUT(k, m)
 #include "state_fields.def"
 	sw_rec_end(w);
-	if (o->lis && o->lis->conn == o)
+	if (is_listener(o))
 		save_listener(w, o->lis);
 	STAILQ_FOREACH(it, &o->evq.items, link)
 	save_event(w, &it->ev);
-}
-
-static bool is_listener(const struct conn *c)
-{
-	return c->lis && c->lis->conn == c;
 }
 
 void eng_state_save(const struct eng *eng, struct state_w *w)

@@ -361,7 +361,13 @@ static void test_answer_acks(void **state)
 	struct cmc_channel *a = sim_open_ch(sock_a), *b = sim_open_ch(sock_b);
 	uint64_t sid = next_sid++;
 	struct cmc_id *l = listen_on(b, sid, 4, NULL);
-	struct cmc_id *aid = connect_to(a, sid, 130, "fold", NULL), *bid;
+	/* 2^20 * 4.096 us (4 s) of patience each way: no MRA comes between
+	 * the events this test counts, however slow the machine (with
+	 * connect_to()'s 4 ms an ASan build's RTU was late enough for A's
+	 * daemon to MRA the REP, and B got MRA_RECEIVED first). */
+	struct cmc_id *aid = sim_connect(a, NULL, sid, NODE_B_LID, 130, 20,
+					 "fold"),
+		      *bid;
 	struct cmc_event *req, *ev;
 	struct cmc_id_info info;
 	struct pollfd pfd;
