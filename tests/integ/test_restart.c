@@ -81,7 +81,13 @@ static int group_setup(void **state)
 	/* Held handshakes: the peer's MRA says 2^24 * 4.096 us (about 69
 	 * s) of patience, so retransmissions never end them while the test
 	 * holds them through ten restarts, however slow the machine. */
-	static const char *const mra[] = { "--mra-timeout", "24", NULL };
+	static const char *const mra[] = { "--mra-timeout", "24",
+					   /* RESTART_EST beyond the default
+					    * 65,536 ids and events queued of
+					    * one client (all disconnect at
+					    * once) */
+					   "--max-ids", "4000000",
+					   "--max-queued", "4000000", NULL };
 	const char *const *const extra[] = { mra, mra };
 
 	(void)state;
