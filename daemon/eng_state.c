@@ -384,45 +384,32 @@ static int restore_event(struct eng *eng, struct eng_restore *x,
 	return 0;
 }
 
-static void copy_counters(void *dst, size_t size, const uint8_t *p, size_t n)
+int eng_restore_counters(struct eng *eng, const struct state_counters_rec *c,
+			 const char **why)
 {
-	memcpy(dst, p, n < size ? n : size);
-}
-
-static int restore_counters(struct eng *eng, struct state_r *r,
-			    const char **why)
-{
-	struct state_r start = *r;
-	enum state_counters which = sr_u16(r);
-	uint16_t port = sr_u16(r);
-	size_t n;
-	const uint8_t *p = sr_var(r, &n, 1 << 20);
 	uint64_t spare = eng->cnt.spare_bytes;
-	int rc = sr_end(r, why);
 
-	if (rc)
-		return rc;
-	switch (which) {
+	switch (c->which) {
 	case STATE_CNT_ENG:
-		copy_counters(&eng->cnt, sizeof(eng->cnt), p, n);
+		state_counters_copy(&eng->cnt, sizeof(eng->cnt), c);
 		/* A gauge of this process's memory, not a count. */
 		eng->cnt.spare_bytes = spare;
 		return 0;
 	case STATE_CNT_ENG_UNEXPECTED:
-		copy_counters(eng->unexpected, sizeof(eng->unexpected), p, n);
+		state_counters_copy(eng->unexpected, sizeof(eng->unexpected),
+				    c);
 		return 0;
 	case STATE_CNT_ENG_HITS:
-		copy_counters(eng->hits, sizeof(eng->hits), p, n);
+		state_counters_copy(eng->hits, sizeof(eng->hits), c);
 		return 0;
 	case STATE_CNT_ENG_PORT:
-		if (port >= ENG_MAX_PORTS || !eng->ports[port].valid)
+		if (c->port >= ENG_MAX_PORTS || !eng->ports[c->port].valid)
 			REFUSE("counters of a port not served now");
-		copy_counters(&eng->ports[port].cnt,
-			      sizeof(eng->ports[port].cnt), p, n);
+		state_counters_copy(&eng->ports[c->port].cnt,
+				    sizeof(eng->ports[c->port].cnt), c);
 		return 0;
 	default:
-		*r = start; /* not the engine's: for the caller to read */
-		return 1;
+		return 1; /* not the engine's */
 	}
 }
 
@@ -471,8 +458,12 @@ int eng_restore_rec(struct eng *eng, struct eng_restore *x, uint16_t type,
 		return restore_listener(eng, x, r, why);
 	case STATE_REC_EVENT:
 		return restore_event(eng, x, r, why);
-	case STATE_REC_COUNTERS:
-		return restore_counters(eng, r, why);
+	case STATE_REC_COUNTERS: {
+		struct state_counters_rec c;
+
+		rc = sr_counters(r, &c, why);
+		return rc ? rc : eng_restore_counters(eng, &c, why);
+	}
 	}
 	return 1; /* not the engine's */
 }

@@ -33,5 +33,9 @@ int eng_restore_rec(struct eng *eng, struct eng_restore *x, uint16_t type,
 int eng_restore_end(struct eng *eng, struct eng_restore *x, uint64_t now,
 		    const char **why);
 void eng_restore_abort(struct eng_restore *x);
+/* A COUNTERS record's block, if it is one of the engine's: 0, 1 (not the
+ * engine's: for the caller), or -EINVAL with *why. */
+int eng_restore_counters(struct eng *eng, const struct state_counters_rec *c,
+			 const char **why);
 
 #endif

@@ -138,8 +138,10 @@ int handoff_save(struct cmd *cmd, const char *path, struct handoff_stats *st)
 /* ------------------------------------------------------------------ */
 /* Restoring */
 
-/* The client ST_GET_client read, until restore_id adds the id. */
+/* What the FN fields of an ID record read, until restore_id adds the id
+ * (the loop is one thread): its client, and its path in the file. */
 static uint64_t restore_serial;
+static const uint8_t *restore_path;
 
 static void st_get_client(struct state_r *r, struct api_id *o)
 {
@@ -149,12 +151,10 @@ static void st_get_client(struct state_r *r, struct api_id *o)
 static void st_get_path(struct state_r *r, struct api_id *o)
 {
 	size_t n;
-	const uint8_t *p = sr_var(r, &n, sizeof(struct cmp_path));
 
+	restore_path = sr_var(r, &n, sizeof(struct cmp_path));
 	if (n && n != sizeof(struct cmp_path))
 		sr_fail(r, "an id's path is not a struct cmp_path");
-	/* Kept in o->path's place until the id is added: see restore_id. */
-	o->path = n ? (struct api_path *)(uintptr_t)p : NULL;
 }
 
 #define REFUSE(text)                                                           \
@@ -171,6 +171,7 @@ static int restore_id(struct cmd *cmd, struct state_r *r, const char **why)
 	int rc;
 
 	restore_serial = 0;
+	restore_path = NULL;
 #define STATE_ID(k, m, since) STATE_GET(k, m, since)
 #include "state_fields.def"
 	rc = sr_end(r, why);
@@ -197,10 +198,10 @@ static int restore_id(struct cmd *cmd, struct state_r *r, const char **why)
 	a->setup_start = tmp.setup_start;
 	if (a->listener)
 		authz_listener_add(cmd->cfg.authz, srv_client_uid(ac->client));
-	if (tmp.path) {
+	if (restore_path) {
 		struct cmp_path p;
 
-		memcpy(&p, (const void *)tmp.path, sizeof(p));
+		memcpy(&p, restore_path, sizeof(p));
 		api_id_set_path(cmd, a, &p);
 	}
 	return 0;
@@ -209,28 +210,26 @@ static int restore_id(struct cmd *cmd, struct state_r *r, const char **why)
 static int restore_counters(struct cmd *cmd, struct state_r *r,
 			    const char **why)
 {
-	enum state_counters which = sr_u16(r);
-	uint16_t port = sr_u16(r);
-	size_t n;
-	const uint8_t *p = sr_var(r, &n, 1 << 20);
+	struct state_counters_rec c;
 	struct cmd_port_counters *pc;
-	int rc = sr_end(r, why);
+	int rc = sr_counters(r, &c, why);
 
-	if (rc)
+	if (!rc)
+		rc = eng_restore_counters(cmd->eng, &c, why);
+	if (rc != 1)
 		return rc;
-	switch (which) {
+	switch (c.which) {
 	case STATE_CNT_CMD:
-		memcpy(&cmd->counters, p,
-		       n < sizeof(cmd->counters) ? n : sizeof(cmd->counters));
+		state_counters_copy(&cmd->counters, sizeof(cmd->counters), &c);
 		return 0;
 	case STATE_CNT_CMD_PORT:
-		pc = cmd_port_counters(cmd, port);
+		pc = cmd_port_counters(cmd, c.port);
 		if (!pc)
 			REFUSE("counters of a port not served now");
-		memcpy(pc, p, n < sizeof(*pc) ? n : sizeof(*pc));
+		state_counters_copy(pc, sizeof(*pc), &c);
 		return 0;
 	case STATE_CNT_SRV:
-		srv_restore_counters(cmd->srv, p, n);
+		srv_restore_counters(cmd->srv, &c);
 		return 0;
 	default:
 		REFUSE("a block of counters of an unknown kind");
@@ -294,11 +293,12 @@ static int restore(struct cmd *cmd, const uint8_t *buf, size_t len,
 		case STATE_REC_ID:
 			rc = restore_id(cmd, r, why);
 			break;
+		case STATE_REC_COUNTERS:
+			rc = restore_counters(cmd, r, why);
+			break;
 		default:
 			rc = eng_restore_rec(cmd->eng, x, *type, r, why);
-			if (rc == 1 && *type == STATE_REC_COUNTERS)
-				rc = restore_counters(cmd, r, why);
-			else if (rc == 1) {
+			if (rc == 1) {
 				*why = "a record of an unknown type";
 				rc = -EINVAL;
 			}

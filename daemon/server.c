@@ -1100,12 +1100,11 @@ int srv_restore_out(struct srv_client *c, struct state_r *r, const char **why)
 	return 0;
 }
 
-void srv_restore_counters(struct srv *srv, const uint8_t *p, size_t n)
+void srv_restore_counters(struct srv *srv, const struct state_counters_rec *c)
 {
 	uint64_t spare = srv->counters.spare_bytes;
 
-	memcpy(&srv->counters, p,
-	       n < sizeof(srv->counters) ? n : sizeof(srv->counters));
+	state_counters_copy(&srv->counters, sizeof(srv->counters), c);
 	srv->counters.spare_bytes = spare; /* this process's memory */
 }
 

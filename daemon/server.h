@@ -130,7 +130,8 @@ int srv_restore_server(struct srv *srv, struct state_r *r, const char **why);
 struct srv_client *srv_restore_client(struct srv *srv, struct state_r *r,
 				      const char **why);
 int srv_restore_out(struct srv_client *c, struct state_r *r, const char **why);
-void srv_restore_counters(struct srv *srv, const uint8_t *p, size_t n);
+struct state_counters_rec;
+void srv_restore_counters(struct srv *srv, const struct state_counters_rec *c);
 /* Starts the sessions' clocks; returns how many wait. */
 unsigned int srv_restore_done(struct srv *srv);
 void srv_restore_abort(struct srv *srv);

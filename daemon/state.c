@@ -271,6 +271,21 @@ int sr_end(struct state_r *r, const char **why)
 	return 0;
 }
 
+int sr_counters(struct state_r *r, struct state_counters_rec *c,
+		const char **why)
+{
+	c->which = (enum state_counters)sr_u16(r);
+	c->port = sr_u16(r);
+	c->p = sr_var(r, &c->n, 1 << 20);
+	return sr_end(r, why);
+}
+
+void state_counters_copy(void *dst, size_t size,
+			 const struct state_counters_rec *c)
+{
+	memcpy(dst, c->p, c->n < size ? c->n : size);
+}
+
 void state_get_addr(struct state_r *r, struct eng_addr *o)
 {
 #define STATE_ADDR(k, m, since) STATE_GET(k, m, since)

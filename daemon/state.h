@@ -77,6 +77,21 @@ void sw_u64(struct state_w *w, uint64_t v);
 void sw_bytes(struct state_w *w, const void *p, size_t n);
 /* A VAR field: its size, then its bytes. */
 void sw_var(struct state_w *w, const void *p, size_t n);
+struct state_r;
+/* A COUNTERS record read: which, the port, and its u64s' bytes. */
+struct state_counters_rec {
+	enum state_counters which;
+	uint16_t port;
+	const uint8_t *p;
+	size_t n;
+};
+/* Read a COUNTERS record whole: 0, or -EINVAL with *why. */
+int sr_counters(struct state_r *r, struct state_counters_rec *c,
+		const char **why);
+/* Copy its u64s onto a counters struct of size bytes: an older, shorter
+ * block fills the front (state_fields.def), the rest is left alone. */
+void state_counters_copy(void *dst, size_t size,
+			 const struct state_counters_rec *c);
 /* A COUNTERS record: n bytes of u64s (state_fields.def). */
 void sw_counters(struct state_w *w, enum state_counters which, uint16_t port,
 		 const void *p, size_t n);
