@@ -12,6 +12,13 @@ PKGS=(
 	libibverbs-dev libibumad-dev libev-dev libcmocka-dev librdmacm-dev zlib1g-dev
 	iproute2
 	clang-format valgrind python3 tshark
+	# libsystemd (notify, socket activation, journald), json-c (cmctl --json)
+	libsystemd-dev libjson-c-dev
+	# real peers of the ops tests: systemd-analyze against rdma-core's own
+	# units, Prometheus' parser for the OpenMetrics exposition, bash's
+	# completion framework, Debian's packaging tools and lintian
+	systemd rdma-core python3-prometheus-client bash-completion
+	debhelper dpkg-dev fakeroot lintian
 )
 
 missing=()
