@@ -6,6 +6,10 @@
  */
 #include "cmc_int.h"
 
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+
 /* ------------------------------------------------------------------ */
 /* Time */
 
@@ -644,7 +648,9 @@ CMC_EXPORT int cmc_open(const char *socket_path, const char *name,
 	if (!socket_path || !*socket_path)
 		socket_path = CMC_DEFAULT_SOCKET;
 	if (strlen(socket_path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
+		return cmc_refuse(-ENAMETOOLONG,
+				  "socket path longer than %zu bytes: %s",
+				  sizeof(sa.sun_path) - 1, socket_path);
 	strcpy(sa.sun_path, socket_path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -653,7 +659,8 @@ CMC_EXPORT int cmc_open(const char *socket_path, const char *name,
 		int err = -errno;
 
 		close(fd);
-		return err;
+		return cmc_refuse(err, "cannot reach cmd at %s: %s",
+				  socket_path, strerror(-err));
 	}
 	/* The path as given, which is where the successor listens too. */
 	return cmc_open_sock(fd, name, &sa, sizeof(sa), chp);
@@ -749,6 +756,34 @@ CMC_EXPORT void cmc_daemon_info(const struct cmc_channel *ch,
 	*info = ch->dinfo;
 }
 
+/* The calling thread's last reason (cmc_last_error()). */
+static __thread char cmc_why[CMP_WHY_MAX + PATH_MAX];
+
+int cmc_refuse(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmc_why, sizeof(cmc_why), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void cmc_why_clear(void)
+{
+	cmc_why[0] = '\0';
+}
+
+void cmc_why_reply(const struct cmp_msg *reply)
+{
+	snprintf(cmc_why, sizeof(cmc_why), "%s", cmp_reply_why(reply));
+}
+
+CMC_EXPORT const char *cmc_last_error(void)
+{
+	return cmc_why;
+}
+
 CMC_EXPORT const char *cmc_strerror(int err)
 {
 	switch (err) {
@@ -767,7 +802,8 @@ CMC_EXPORT const char *cmc_strerror(int err)
 	case -EAGAIN:
 		return "no event ready";
 	case -ENOENT:
-		return "no such id, or no daemon socket at that path";
+		return "no such id, file or socket (cmc_last_error() says "
+		       "which)";
 	case -ECONNREFUSED:
 		return "the cmd daemon is not running";
 	case -EINVAL:

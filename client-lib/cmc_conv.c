@@ -69,6 +69,8 @@ static bool cmc_reserved_zero(const uint64_t *r, size_t n)
 #define CMC_RESERVED_OK(p)                                                     \
 	cmc_reserved_zero((p)->reserved,                                       \
 			  sizeof((p)->reserved) / sizeof((p)->reserved[0]))
+#define CMC_RESERVED_REFUSE(type)                                              \
+	cmc_refuse(-EINVAL, "struct " type "'s reserved members not zero")
 
 /*
  * A path's members are named alike on both sides, and both directions
@@ -137,8 +139,14 @@ static bool cmc_reserved_zero(const uint64_t *r, size_t n)
 int cmc_data(uint8_t *dst, size_t max, uint8_t *lenp, const void *src,
 	     uint8_t len)
 {
-	if (len > max || (len && !src))
-		return -EINVAL;
+	if (len > max)
+		return cmc_refuse(-EINVAL,
+				  "private data of %u bytes, at most "
+				  "%zu here",
+				  len, max);
+	if (len && !src)
+		return cmc_refuse(-EINVAL, "private data of %u bytes at NULL",
+				  len);
 	if (len)
 		memcpy(dst, src, len);
 	*lenp = len;
@@ -151,9 +159,13 @@ int cmc_port_sel_to_cmp(struct cmp_port_sel *dst,
 {
 	if (!src)
 		return 0;
-	if (!CMC_RESERVED_OK(src) ||
-	    !CMC_NAME_FITS(dst->dev_name, src->dev_name))
-		return -EINVAL;
+	if (!CMC_RESERVED_OK(src))
+		return CMC_RESERVED_REFUSE("cmc_port_sel");
+	if (!CMC_NAME_FITS(dst->dev_name, src->dev_name))
+		return cmc_refuse(-EINVAL,
+				  "port selector device name longer "
+				  "than %zu bytes",
+				  sizeof(dst->dev_name) - 1);
 	dst->kind = (uint8_t)src->kind;
 	dst->port_num = src->port_num;
 	CMC_BYTES(dst->gid, src->gid);
@@ -164,7 +176,7 @@ int cmc_port_sel_to_cmp(struct cmp_port_sel *dst,
 int cmc_addr_to_cmp(struct cmp_addr *dst, const struct cmc_addr *src)
 {
 	if (!CMC_RESERVED_OK(src))
-		return -EINVAL;
+		return CMC_RESERVED_REFUSE("cmc_addr");
 	dst->family = (uint8_t)src->family;
 	dst->lid = src->lid;
 	CMC_BYTES(dst->addr, src->addr);
@@ -175,7 +187,7 @@ static int cmc_path_override_to_cmp(struct cmp_path_set *dst,
 				    const struct cmc_path_override *src)
 {
 	if (!CMC_RESERVED_OK(src))
-		return -EINVAL;
+		return CMC_RESERVED_REFUSE("cmc_path_override");
 	dst->flags = src->flags;
 	dst->flow_label = src->flow_label;
 	dst->pkey = src->pkey;
@@ -191,9 +203,13 @@ static int cmc_path_override_to_cmp(struct cmp_path_set *dst,
 /* A path the application proposes (LAP). */
 int cmc_path_to_cmp(struct cmp_path *dst, const struct cmc_path *src)
 {
-	if (!CMC_RESERVED_OK(src) ||
-	    !CMC_NAME_FITS(dst->dev_name, src->dev_name))
-		return -EINVAL;
+	if (!CMC_RESERVED_OK(src))
+		return CMC_RESERVED_REFUSE("cmc_path");
+	if (!CMC_NAME_FITS(dst->dev_name, src->dev_name))
+		return cmc_refuse(-EINVAL,
+				  "path device name longer than %zu "
+				  "bytes",
+				  sizeof(dst->dev_name) - 1);
 	CMC_PATH_COPY(dst, src);
 	return 0;
 }
@@ -203,7 +219,7 @@ int cmc_conn_param_to_cmp(struct cmp_connect *dst,
 			  const struct cmc_conn_param *src)
 {
 	if (!CMC_RESERVED_OK(src))
-		return -EINVAL;
+		return CMC_RESERVED_REFUSE("cmc_conn_param");
 	dst->local_qpn = src->qp_num;
 	dst->start_psn = src->start_psn;
 	CMC_REQ_VALUES(dst, src);
@@ -214,7 +230,7 @@ int cmc_conn_param_to_cmp(struct cmp_connect *dst,
 	if (cmc_path_override_to_cmp(&dst->path, &src->path) ||
 	    cmc_addr_to_cmp(&dst->dst, &src->dst) ||
 	    cmc_port_sel_to_cmp(&dst->src, &src->src))
-		return -EINVAL;
+		return -EINVAL; /* the reason is theirs */
 	return CMC_PRIVATE_DATA_OUT(dst, src);
 }
 
@@ -223,7 +239,7 @@ int cmc_accept_param_to_cmp(struct cmp_accept *dst,
 			    const struct cmc_accept_param *src)
 {
 	if (!CMC_RESERVED_OK(src))
-		return -EINVAL;
+		return CMC_RESERVED_REFUSE("cmc_accept_param");
 	dst->local_qpn = src->qp_num;
 	dst->start_psn = src->start_psn;
 	CMC_REP_VALUES(dst, src);
@@ -235,14 +251,14 @@ int cmc_sidr_param_to_cmp(struct cmp_sidr_req *dst,
 			  const struct cmc_sidr_param *src)
 {
 	if (!CMC_RESERVED_OK(src))
-		return -EINVAL;
+		return CMC_RESERVED_REFUSE("cmc_sidr_param");
 	dst->pkey = src->pkey;
 	dst->max_cm_retries = src->max_cm_retries;
 	dst->cm_response_timeout = src->cm_response_timeout;
 	dst->service_id = src->service_id;
 	if (cmc_addr_to_cmp(&dst->dst, &src->dst) ||
 	    cmc_port_sel_to_cmp(&dst->src, &src->src))
-		return -EINVAL;
+		return -EINVAL; /* the reason is theirs */
 	return CMC_PRIVATE_DATA_OUT(dst, src);
 }
 

@@ -317,6 +317,15 @@ void cmc_id_put(struct cmc_id *id);
 void cmc_id_unlink(struct cmc_id *id);
 void cmc_ch_put(struct cmc_channel *ch);
 int cmc_fail(struct cmc_channel *ch, int err);
+/*
+ * Record why a call fails (cmc_last_error()) and return err. cmc_why_clear()
+ * starts a request from no reason; cmc_why_reply() takes a failed
+ * reply's reason.
+ */
+int cmc_refuse(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void cmc_why_clear(void);
+void cmc_why_reply(const struct cmp_msg *reply);
 void cmc_queue_signal(struct cmc_channel *ch);
 struct cmc_ev_item *cmc_item_new(struct cmc_channel *ch);
 void cmc_item_free(struct cmc_ev_item *it);

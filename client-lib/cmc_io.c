@@ -50,8 +50,12 @@ int cmc_out_add(struct cmc_channel *ch, const struct cmp_msg *m)
 		ch->oendcap = cap;
 	}
 	len = cmp_encode(m, ch->obuf + ch->olen, CMP_MSG_MAX);
-	if (len < 0)
-		return -EINVAL;
+	if (len < 0) {
+		const char *why = NULL;
+
+		cmp_check(m, &why);
+		return cmc_refuse(-EINVAL, "%s", why ? why : "does not encode");
+	}
 	ch->olen += (size_t)len;
 	ch->oend[ch->nout++] = ch->olen;
 	ch->queued_total++;
@@ -313,6 +317,7 @@ int cmc_on_reply(struct cmc_channel *ch)
 		ch->dropped++;
 		return 0;
 	}
+	cmc_why_reply(m);
 	return cmc_request_error(ch, id, request, m->reply.status);
 }
 
@@ -424,6 +429,7 @@ int cmc_wait_rx(struct cmc_channel *ch, int64_t deadline)
 /* Start a request in tx: zeroed body, header filled when it is sent. */
 struct cmp_msg *cmc_req(struct cmc_channel *ch, enum cmp_type type)
 {
+	cmc_why_clear();
 	cmp_msg_init(&ch->tx, type, 0);
 	ch->tx.hdr.version =
 		type == CMP_TYPE_HELLO ? CMP_VERSION_HELLO : ch->version;
@@ -471,6 +477,8 @@ int cmc_request(struct cmc_channel *ch)
 		ret = cmc_wait_rx(ch, deadline);
 	if (ret)
 		return ret;
+	if (ch->reply.reply.status)
+		cmc_why_reply(&ch->reply);
 	return ch->reply.reply.status;
 }
 

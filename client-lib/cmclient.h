@@ -36,7 +36,9 @@
  *    claims that service id where this one would listen), -EHOSTUNREACH /
  *    -ENETUNREACH (CONNECT: no route), -EMFILE (the daemon's per-client id
  *    limit), -EPERM.
- *    cmc_strerror() turns any of these into text.
+ *    cmc_strerror() turns any of these into text, and cmc_last_error()
+ *    says which check failed ("RTU not allowed in state IDLE (comm id
+ *    0x1a2b3c4d)", "CONNECT local QPN out of range").
  *
  *  - Requests are synchronous by default. Each call sends one request and
  *    waits for its reply. Events that arrive meanwhile are queued inside
@@ -228,6 +230,18 @@ unsigned int cmc_resume_count(const struct cmc_channel *ch);
 
 /* Text for a negative return value of this library. Never NULL. */
 const char *cmc_strerror(int err);
+
+/*
+ * Why the calling thread's most recent failed call failed, when the
+ * daemon or the library named the check: the daemon's reason from its
+ * reply, or the library's own (a value out of range, reserved space not
+ * zero, a socket path it cannot reach: "cannot reach cmd at
+ * /run/cmd/cmd.sock: No such file or directory"). "" when that call's
+ * failure came without one (a bare -ENOMEM, say). Never NULL. Each request
+ * to the daemon starts from "", so the text is never an older call's.
+ * Thread-local: valid until the thread's next call into the library.
+ */
+const char *cmc_last_error(void);
 
 /*
  * Asynchronous (pipelined) mode.

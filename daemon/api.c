@@ -16,6 +16,7 @@
 #include "api.h"
 #include "cmd.h"
 #include "log.h"
+#include "refuse.h"
 #include "util.h"
 
 /* Both tables start small and double as ids and clients come. */
@@ -278,11 +279,12 @@ static int id_create(struct cmd *cmd, struct srv_client *c, uint8_t qp_type,
 	if (!ac)
 		return -ENOTCONN;
 	if (ac->nids >= cmd->cfg.max_ids)
-		return -EMFILE;
+		return refuse(-EMFILE, "%s: the client has max-ids (%u) ids",
+			      what, (unsigned int)cmd->cfg.max_ids);
 	if (!authz_id_room(cmd->cfg.authz, srv_client_uid(c))) {
 		authz_refused(cmd, c, what, 0, 0, -EMFILE,
 			      "max-ids-per-user reached", now);
-		return -EMFILE;
+		return refuse(-EMFILE, "%s: max-ids-per-user reached", what);
 	}
 	rc = eng_create_id(cmd->eng, srv_client_serial(c), context, &id);
 	if (rc)
@@ -342,7 +344,7 @@ API_HANDLER(listen)
 		if (rc) {
 			authz_refused(cmd, c, "LISTEN", r->service_id,
 				      r->service_mask, rc, why, now);
-			return rc;
+			return refuse(rc, "LISTEN: %s", why);
 		}
 	}
 	rc = eng_listen(cmd->eng, a->id, r->service_id, r->service_mask,
@@ -366,8 +368,8 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	struct cm_req *q = &p.req;
 	int rc;
 
-	if (a->qp_type == CMP_QP_TYPE_UD)
-		return -EINVAL; /* UD ids resolve with SIDR_REQ */
+	if (a->qp_type == CMP_QP_TYPE_UD) /* they resolve with SIDR_REQ */
+		return refuse(-EINVAL, "CONNECT on a UD id (use SIDR_REQ)");
 	rc = path_resolve(cmd->xport, &r->dst, &r->src, &r->path,
 			  &cmd->cfg.path, &path);
 	if (rc)
@@ -487,7 +489,8 @@ API_HANDLER(sidr_req)
 	int rc;
 
 	if (a->qp_type != CMP_QP_TYPE_UD)
-		return -EINVAL;
+		return refuse(-EINVAL, "SIDR_REQ on an RC or UC id (use "
+				       "CONNECT)");
 	rc = path_resolve(cmd->xport, &r->dst, &r->src, &none, &cmd->cfg.path,
 			  &path);
 	if (rc)
@@ -549,8 +552,16 @@ API_HANDLER(lap)
 static int ack_event(struct cmd *cmd, struct api_id *a, uint32_t seq,
 		     uint64_t now)
 {
-	if (!a->unacked_seq || seq != a->unacked_seq)
-		return -EINVAL;
+	if (!a->unacked_seq)
+		return refuse(-EINVAL,
+			      "ACK_EVENT: id %u has no event to "
+			      "acknowledge",
+			      a->id);
+	if (seq != a->unacked_seq)
+		return refuse(-EINVAL,
+			      "ACK_EVENT of event %u: id %u's "
+			      "unacknowledged event is %u",
+			      seq, a->id, a->unacked_seq);
 	a->unacked_seq = 0;
 	return eng_ack(cmd->eng, a->id, now);
 }
@@ -711,7 +722,8 @@ static int dispatch(struct cmd *cmd, struct srv_client *c,
 	int rc;
 
 	if (id != CMP_ID_NONE && !(a = id_of(cmd, c, id)))
-		return -ENOENT;
+		return refuse(-ENOENT, "%s: the client has no id %u",
+			      cmp_type_name(req->hdr.type), id);
 	/* CMP_HDR_ACK: the id's one unacknowledged event first (cmp.h);
 	 * the decoder let it through only on a request naming an id. */
 	if (req->hdr.flags & CMP_HDR_ACK) {

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "cmd.h"
 #include "log.h"
+#include "refuse.h"
 #include "util.h"
 
 /*
@@ -295,7 +296,9 @@ static int counters_port(struct cmd *cmd, const struct cmp_counters *r,
 		}
 	}
 	if (!pc)
-		return -ENODEV;
+		return refuse(-ENODEV, "COUNTERS: no port %.*s/%u",
+			      (int)sizeof(r->dev_name), r->dev_name,
+			      r->port_num);
 	cset_add(set, p->up && p->state == XPORT_PORT_ACTIVE, "port_active");
 	cset_add(set, pc->mad_rx, "mad_rx");
 	cset_add(set, pc->mad_tx, "mad_tx");
@@ -341,12 +344,15 @@ int api_ops_counters(struct cmd *cmd, struct srv_client *c,
 	switch ((enum cmp_counter_scope)r->scope) {
 	case CMP_COUNTER_SCOPE_GLOBAL:
 		if (!may_see_all(cmd, c))
-			return -EPERM;
+			return refuse(-EPERM, "COUNTERS: the daemon's counters "
+					      "are for root and the admin "
+					      "group");
 		counters_global(cmd, &set);
 		break;
 	case CMP_COUNTER_SCOPE_PORT:
 		if (!may_see_all(cmd, c))
-			return -EPERM;
+			return refuse(-EPERM, "COUNTERS: port counters are for "
+					      "root and the admin group");
 		rc = counters_port(cmd, r, &set);
 		break;
 	case CMP_COUNTER_SCOPE_CLIENT:
@@ -368,12 +374,16 @@ int api_ops_capture(struct cmd *cmd, struct srv_client *c,
 	int rc;
 
 	if (!may_see_all(cmd, c))
-		return -EPERM;
+		return refuse(-EPERM, "capture: for root and the admin group");
 	if (r->op == CMP_CAPTURE_STOP)
 		return cmd_capture(cmd, NULL);
 	if (r->path[0] != '/')
-		return -EINVAL;
+		return refuse(-EINVAL, "capture: %s is not an absolute path",
+			      r->path);
 	rc = cmd_capture(cmd, r->path);
+	if (rc)
+		refuse(rc, "capture: cannot open %s: %s", r->path,
+		       strerror(-rc));
 	log_notice("client %llu (%s, pid %d uid %u): capture to %s: %s",
 		   (unsigned long long)srv_client_serial(c), srv_client_name(c),
 		   (int)srv_client_pid(c), (unsigned int)srv_client_uid(c),

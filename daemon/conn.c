@@ -21,6 +21,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "refuse.h"
 
 uint64_t conn_exp_ns(uint8_t x)
 {
@@ -28,6 +29,23 @@ uint64_t conn_exp_ns(uint8_t x)
 	return 4096ULL << (x & 31);
 }
 
+/* A call's name as the client knows it: "RTU", not "API_RTU". */
+static const char *conn_api_name(enum conn_event ev)
+{
+	const char *n = conn_event_name(ev);
+
+	return strncmp(n, "API_", 4) ? n : n + 4;
+}
+
+/* A message built from the client's values that the peer would drop. */
+static int conn_refuse_fault(const char *what, const struct cm_fault *f)
+{
+	if (f->field)
+		return refuse(-EINVAL, "%s %s %llu: %s", what, f->field,
+			      (unsigned long long)f->value,
+			      cm_fault_str(f->code));
+	return refuse(-EINVAL, "%s: %s", what, cm_fault_str(f->code));
+}
 static uint32_t conn_psn(struct eng *eng)
 {
 	uint32_t psn = conn_random(eng) & 0xffffff;
@@ -210,7 +228,7 @@ static int conn_act_connect(struct conn *c, struct conn_ctx *x)
 	struct cm_msg m;
 
 	if (p->dest.port >= ENG_MAX_PORTS || !eng->ports[p->dest.port].valid)
-		return -ENODEV;
+		return refuse(-ENODEV, "CONNECT: the path's port is gone");
 	req->local_comm_id = c->local_id;
 	req->local_ca_guid = eng->ports[p->dest.port].ca_guid;
 	if (!req->starting_psn)
@@ -219,7 +237,7 @@ static int conn_act_connect(struct conn *c, struct conn_ctx *x)
 	cm_msg_init(&m, CM_MSG_REQ, 0);
 	m.req = *req;
 	if (cm_msg_validate(&m, &f))
-		return -EINVAL;
+		return conn_refuse_fault("REQ", &f);
 	c->addr = p->dest;
 	c->active = true;
 	c->tid = ((uint64_t)conn_random(eng) << 32) | c->local_id;
@@ -367,7 +385,7 @@ static int conn_act_reject(struct conn *c, struct conn_ctx *x)
 	m.rej.message_rejected = conn_rej_ref(c->state);
 	/* Reason 1..35 and an ARI that fits (IBTA Table 108/109). */
 	if (cm_msg_validate(&m, &f))
-		return -EINVAL;
+		return conn_refuse_fault("REJ", &f);
 	conn_send(c, &m, true);
 	return 0;
 }
@@ -573,7 +591,9 @@ static int conn_lap_refuse(struct conn *c, struct conn_ctx *x)
 	c->eng->cnt.unexpected_api++;
 	log_debug("conn %08x: %s not allowed in LAP %s", c->local_id,
 		  conn_event_name(x->ev), eng_lap_state_name(c->lap));
-	return -EINVAL;
+	return refuse(
+		-EINVAL, "%s not allowed in LAP state %s (comm id %#010x)",
+		conn_api_name(x->ev), eng_lap_state_name(c->lap), c->local_id);
 }
 
 static int conn_act_resend(struct conn *c, struct conn_ctx *x)
@@ -1283,7 +1303,10 @@ static int conn_unexpected(struct conn *c, enum conn_event ev,
 		eng->cnt.unexpected_api++;
 		log_debug("conn %08x: %s not allowed in %s", c->local_id,
 			  conn_event_name(ev), eng_state_name(c->state));
-		return -EINVAL;
+		return refuse(-EINVAL,
+			      "%s not allowed in state %s (comm id %#010x)",
+			      conn_api_name(ev), eng_state_name(c->state),
+			      c->local_id);
 	}
 	if (x->msg)
 		cnt_unexpected(eng, x->from->port, x->msg->type);

@@ -10,6 +10,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "refuse.h"
 
 struct eng *eng_new(const struct eng_ops *ops, void *ctx,
 		    const struct eng_config *cfg)
@@ -419,8 +420,14 @@ int eng_mra(struct eng *eng, uint32_t id, uint8_t service_timeout,
 		.now = now, .u8 = service_timeout, .pd = pd, .pd_len = pd_len
 	};
 
-	if (service_timeout > 31 || pd_len > CM_MRA_PRIVATE_DATA_SIZE)
-		return -EINVAL;
+	if (service_timeout > 31)
+		return refuse(-EINVAL, "MRA service timeout %u above 31",
+			      service_timeout);
+	if (pd_len > CM_MRA_PRIVATE_DATA_SIZE)
+		return refuse(-EINVAL,
+			      "MRA private data of %zu bytes, at most "
+			      "%d",
+			      (size_t)pd_len, CM_MRA_PRIVATE_DATA_SIZE);
 	return eng_call(eng, id, CONN_EV_API_MRA, &x);
 }
 
@@ -452,7 +459,10 @@ int eng_apr(struct eng *eng, uint32_t id, uint8_t status, const uint8_t *info,
 	/* IBTA Table 116: the info length field counts the info bytes. */
 	if (status > CM_APR_STATUS_MAX || info_len > CM_APR_INFO_SIZE ||
 	    pd_len > CM_APR_PRIVATE_DATA_SIZE)
-		return -EINVAL;
+		return refuse(-EINVAL,
+			      "APR status %u, info of %zu bytes or "
+			      "private data of %zu bytes out of range",
+			      status, (size_t)info_len, (size_t)pd_len);
 	return eng_call(eng, id, CONN_EV_API_APR, &x);
 }
 
@@ -465,7 +475,10 @@ int eng_sidr_rep(struct eng *eng, uint32_t id, const struct cm_sidr_rep *rep,
 	 * longer claim would make a SIDR_REP no receiver accepts. */
 	if (rep->status > CM_SIDR_STATUS_MAX ||
 	    rep->info_length > CM_SIDR_REP_INFO_SIZE)
-		return -EINVAL;
+		return refuse(-EINVAL,
+			      "SIDR_REP status %u or info of %u bytes "
+			      "out of range",
+			      rep->status, rep->info_length);
 	return eng_call(eng, id, CONN_EV_API_SIDR_REP, &x);
 }
 

@@ -21,6 +21,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "refuse.h"
 #include "util.h"
 
 #define LTAB_INITIAL 256
@@ -172,12 +173,20 @@ int listen_start(struct conn *c, uint64_t sid, uint64_t mask,
 
 	if (!sel)
 		sel = &any;
-	if (!backlog || !mask || !sel_valid(sel))
-		return -EINVAL;
+	if (!backlog)
+		return refuse(-EINVAL, "LISTEN with a backlog of 0");
+	if (!mask)
+		return refuse(-EINVAL, "LISTEN with a service mask of 0");
+	if (!sel_valid(sel))
+		return refuse(-EINVAL, "LISTEN port selector not valid");
 	sid &= mask;
 	/* Two listeners that could both take a REQ is a client bug. */
 	if (ltab_claimed(t, sid, mask, sel))
-		return -EADDRINUSE;
+		return refuse(-EADDRINUSE,
+			      "service id %#018llx (mask %#018llx) is claimed "
+			      "by another listener on the same ports",
+			      (unsigned long long)sid,
+			      (unsigned long long)mask);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;

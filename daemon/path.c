@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "refuse.h"
+
 /* IBTA 12.7.x: a LID of 0xFFFF (permissive) in a RoCE REQ, as the kernel
  * sends when the path is routed (hop limit > 1). */
 #define PATH_LID_PERMISSIVE 0xffff
@@ -108,7 +110,7 @@ int path_resolve(const struct xport *x, const struct cmp_addr *dst,
 	case CMP_AF_LID:
 		break;
 	case CMP_AF_NONE:
-		return -EINVAL;
+		return refuse(-EINVAL, "no destination address");
 	}
 
 	for (unsigned int i = 0; i < xport_port_count(x); i++) {
@@ -126,8 +128,12 @@ int path_resolve(const struct xport *x, const struct cmp_addr *dst,
 		p = c;
 		break;
 	}
+	if (!p && !any_selected)
+		return refuse(-ENODEV, "no port the daemon serves matches the "
+				       "source selector");
 	if (!p)
-		return any_selected ? -ENETUNREACH : -ENODEV;
+		return refuse(-ENETUNREACH, "no active port of the selected "
+					    "ones can reach the destination");
 
 	v->pkey = set->flags & CMP_PATH_FLAG_PKEY ? set->pkey :
 		  p->pkeys[0]			  ? p->pkeys[0] :
@@ -136,7 +142,10 @@ int path_resolve(const struct xport *x, const struct cmp_addr *dst,
 	if (pi < 0) {
 		/* rxe has a one-entry table with the default P_Key. */
 		if (set->flags & CMP_PATH_FLAG_PKEY)
-			return -EINVAL;
+			return refuse(-EINVAL,
+				      "P_Key %#06x is not in %s/%u's "
+				      "P_Key table",
+				      set->pkey, p->dev, p->port_num);
 		pi = 0;
 	}
 	v->pkey_index = (uint16_t)pi;
@@ -145,7 +154,10 @@ int path_resolve(const struct xport *x, const struct cmp_addr *dst,
 	v->mtu = path_mtu_enum(p->active_mtu);
 	if (set->flags & CMP_PATH_FLAG_MTU) {
 		if (set->mtu > v->mtu)
-			return -EINVAL;
+			return refuse(-EINVAL,
+				      "path MTU code %u is above %s/%u's "
+				      "active MTU code %u",
+				      set->mtu, p->dev, p->port_num, v->mtu);
 		v->mtu = set->mtu;
 	}
 	v->sl = set->flags & CMP_PATH_FLAG_SL ? set->sl : 0;
@@ -228,7 +240,10 @@ int path_listen_sel(const struct xport *x, const struct cmp_port_sel *sel,
 		return 0;
 	case CMP_SEL_PORT:
 		if (!any)
-			return -ENODEV;
+			return refuse(-ENODEV,
+				      "the daemon serves no port %.*s/%u",
+				      (int)sizeof(sel->dev_name), sel->dev_name,
+				      sel->port_num);
 		out->kind = ENG_SEL_PORTS;
 		where->port_num = sel->port_num;
 		snprintf(where->dev_name, sizeof(where->dev_name), "%s",
@@ -237,7 +252,8 @@ int path_listen_sel(const struct xport *x, const struct cmp_port_sel *sel,
 	case CMP_SEL_GID:
 		/* As rdma_bind_addr() to an address no device has. */
 		if (!any)
-			return -EADDRNOTAVAIL;
+			return refuse(-EADDRNOTAVAIL, "no port the daemon "
+						      "serves has that GID");
 		/* Matched by the GID, not by the ports holding it now. */
 		memset(out->ports, 0, sizeof(out->ports));
 		out->kind = ENG_SEL_GID;

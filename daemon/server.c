@@ -22,6 +22,7 @@
 
 #include "cmd_config.h"
 #include "log.h"
+#include "refuse.h"
 #include "state.h"
 #include "spare.h"
 #include "util.h"
@@ -552,6 +553,33 @@ static bool resume(struct srv_client *c, const struct cmp_msg *req,
 	return true;
 }
 
+/*
+ * The failed reply to req gets the reason its check recorded (refuse.h),
+ * and the debug log says who was refused what, and why.
+ */
+static void refused(const struct srv_client *c, const struct cmp_msg *req,
+		    struct cmp_msg *reply)
+{
+	const char *why = refuse_why();
+	enum cmp_type type = (enum cmp_type)req->hdr.type;
+
+	cmp_reply_set_why(reply, why);
+	if (cmp_noreply_allowed(type))
+		log_debug("client %llu (%s, pid %d): %s of id %u refused: "
+			  "%s (%s)",
+			  (unsigned long long)c->serial,
+			  c->name[0] ? c->name : "-", (int)c->cred.pid,
+			  cmp_type_name(type), reply->reply.id,
+			  strerror(-reply->reply.status),
+			  why ? why : "no reason recorded");
+	else
+		log_debug("client %llu (%s, pid %d): %s refused: %s (%s)",
+			  (unsigned long long)c->serial,
+			  c->name[0] ? c->name : "-", (int)c->cred.pid,
+			  cmp_type_name(type), strerror(-reply->reply.status),
+			  why ? why : "no reason recorded");
+}
+
 static void client_request(struct srv_client *c, const struct cmp_msg *req)
 {
 	struct srv *srv = c->srv;
@@ -560,6 +588,7 @@ static void client_request(struct srv_client *c, const struct cmp_msg *req)
 	bool plain = cmp_noreply_allowed(type);
 
 	srv->counters.requests++;
+	refuse_clear();
 	cmp_msg_init(&reply, cmp_reply_type(type), req->hdr.seq);
 	if (plain)
 		reply.reply.id =
@@ -567,9 +596,14 @@ static void client_request(struct srv_client *c, const struct cmp_msg *req)
 	if (type == CMP_TYPE_HELLO) {
 		hello(c, req, &reply);
 	} else if (!c->hello_done) {
-		reply.reply.status = -EPROTO;
+		reply.reply.status =
+			refuse(-EPROTO, "%s before HELLO", cmp_type_name(type));
 	} else if (req->hdr.version != c->version) {
-		reply.reply.status = -EPROTO;
+		reply.reply.status = refuse(
+			-EPROTO,
+			"%s in protocol version %u, not the "
+			"%u that HELLO chose",
+			cmp_type_name(type), req->hdr.version, c->version);
 	} else if (type == CMP_TYPE_SESSION) {
 		session(c, &reply);
 	} else if (type == CMP_TYPE_RESUME) {
@@ -591,6 +625,7 @@ static void client_request(struct srv_client *c, const struct cmp_msg *req)
 		reply.reply.status = status;
 		if (plain)
 			reply.reply.id = id;
+		refused(c, req, &reply);
 	}
 	/* NOREPLY (cmp.h, "Pipelining"): a success is not answered. */
 	if (reply.reply.status == 0 && (req->hdr.flags & CMP_HDR_NOREPLY))
@@ -628,6 +663,7 @@ static void client_malformed(struct srv_client *c, const uint8_t *buf,
 	 * which of its requests this was (it is only ever echoed). */
 	reply.reply.id =
 		plain_reply_id(hdr.type, buf + sizeof(hdr), len - sizeof(hdr));
+	cmp_reply_set_why(&reply, why);
 	if (client_queue(c, &c->out, &reply))
 		c->doomed = true;
 }

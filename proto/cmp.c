@@ -90,6 +90,14 @@ static bool cmp_status_ok(int32_t status)
 	return status <= 0 && status >= -CMP_ERRNO_MAX;
 }
 
+/* A reply with a failure status: its results are zero, and it may carry a
+ * reason (struct cmp_reply). HELLO_REPLY's failure keeps its body. */
+static bool cmp_reply_failed(const struct cmp_msg *msg)
+{
+	return (msg->hdr.type & CMP_REPLY_BIT) &&
+	       msg->hdr.type != CMP_TYPE_HELLO_REPLY && msg->reply.status != 0;
+}
+
 /* The per-type table, filled in below from cmp_msgs.def. */
 struct cmp_type_desc {
 	const char *name; /* NULL: no such type */
@@ -1001,6 +1009,18 @@ static int cmp_body_len(const struct cmp_msg *msg, size_t *len,
 	if (!d)
 		CMP_BAD("message type unknown");
 	*len = d->size;
+	if (cmp_reply_failed(msg)) {
+		/* Its reason, if any (struct cmp_reply); a failed batch has
+		 * no entries (cmp_check_body). */
+		size_t n =
+			strnlen((const char *)msg->body + d->size, CMP_WHY_MAX);
+
+		if (n == CMP_WHY_MAX)
+			CMP_BAD("reply reason longer than CMP_WHY_MAX");
+		if (n)
+			*len += n + 1;
+		return 0;
+	}
 	if (d->entry_size) {
 		memcpy(&count, msg->body + d->count_off, sizeof(count));
 		if (count > d->batch_max)
@@ -1034,10 +1054,16 @@ static int cmp_check_body(const struct cmp_msg *msg, size_t body_len,
 
 		if (!cmp_status_ok(msg->reply.status))
 			CMP_BAD("reply status not 0 or -errno");
-		/* A failed reply carries nothing but its status. */
-		if (msg->reply.status != 0 && type != CMP_TYPE_HELLO_REPLY) {
-			if (!cmp_zero(msg->body + keep, body_len - keep))
+		/* A failed reply carries nothing but its status, and its
+		 * reason: printable text (cmp_body_len() found its NUL). */
+		if (cmp_reply_failed(msg)) {
+			const uint8_t *t = msg->body + d->size;
+
+			if (!cmp_zero(msg->body + keep, d->size - keep))
 				CMP_BAD("reply body not zero after a failure");
+			for (size_t i = 0; i + d->size + 1 < body_len; i++)
+				if (t[i] < 0x20 || t[i] > 0x7e)
+					CMP_BAD("reply reason not printable");
 			return 0;
 		}
 	}
@@ -1053,7 +1079,34 @@ size_t cmp_msg_extent(enum cmp_type type)
 		return sizeof(struct cmp_msg);
 	if (type == CMP_TYPE_EVENT)
 		return sizeof(struct cmp_hdr) + sizeof(struct cmp_event);
+	/* A reply's body may be followed by its reason (struct cmp_reply). */
+	if (type & CMP_REPLY_BIT)
+		return sizeof(struct cmp_hdr) + d->size + CMP_WHY_MAX;
 	return sizeof(struct cmp_hdr) + d->size;
+}
+
+void cmp_reply_set_why(struct cmp_msg *msg, const char *text)
+{
+	const struct cmp_type_desc *d = cmp_desc(msg->hdr.type);
+	char *t;
+	size_t n;
+
+	if (!d || !cmp_reply_failed(msg))
+		return;
+	t = (char *)msg->body + d->size;
+	n = text ? strnlen(text, CMP_WHY_MAX - 1) : 0;
+	for (size_t i = 0; i < n; i++)
+		t[i] = text[i] >= 0x20 && text[i] <= 0x7e ? text[i] : '?';
+	memset(t + n, 0, CMP_WHY_MAX - n);
+}
+
+const char *cmp_reply_why(const struct cmp_msg *msg)
+{
+	const struct cmp_type_desc *d = cmp_desc(msg->hdr.type);
+
+	if (!d || !cmp_reply_failed(msg))
+		return "";
+	return (const char *)msg->body + d->size;
 }
 
 void cmp_msg_init(struct cmp_msg *msg, enum cmp_type type, uint32_t seq)

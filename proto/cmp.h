@@ -1058,7 +1058,11 @@ struct cmp_resume {
  * The reply to every other request, and the common start of every reply:
  * status is 0 or a negative errno. When status is not 0, everything after
  * the 8 bytes of this struct is zero (HELLO_REPLY excepted), so a client
- * never reads half-filled results.
+ * never reads half-filled results, and the reply may end in the reason:
+ * after the type's whole body (a batch reply's fixed part), a text naming
+ * the check that failed ("RTU not allowed in state IDLE"), printable
+ * ASCII, NUL-terminated, at most CMP_WHY_MAX bytes with its NUL, counted
+ * in the header's length (cmp_reply_why(), cmp_reply_set_why()).
  *
  * id: in this plain reply, the id the request named (the new id for a
  * CONNECT that created one), CMP_ID_NONE for a request that names none
@@ -1309,6 +1313,19 @@ struct cmp_msg {
  * rest of the struct is neither read nor written.
  */
 size_t cmp_msg_extent(enum cmp_type type);
+
+/* The longest reason a failed reply carries, its NUL included. */
+#define CMP_WHY_MAX 128
+
+/*
+ * Give the failed reply *msg (status set, not HELLO_REPLY; built by
+ * cmp_msg_init()) the reason text, cut to CMP_WHY_MAX - 1 bytes, with any
+ * byte that is not printable ASCII replaced by '?'. NULL or "" removes it.
+ */
+void cmp_reply_set_why(struct cmp_msg *msg, const char *text);
+
+/* The reason a failed reply carries, or "" (a success, or none given). */
+const char *cmp_reply_why(const struct cmp_msg *msg);
 
 /*
  * Zero the extent of *msg (cmp_msg_extent()) and fill its header: the version this build sends

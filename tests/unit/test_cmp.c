@@ -898,7 +898,63 @@ static void test_roundtrip_failed_replies(void **state)
 		assert_int_equal(d.hdr.seq, t);
 		if (cmp_noreply_allowed(t))
 			assert_int_equal(d.reply.id, 1000 + t);
+		if (type == CMP_TYPE_HELLO_REPLY)
+			continue;
+		/* With its reason: one more datagram of the same reply. */
+		assert_string_equal(cmp_reply_why(&d), "");
+		cmp_reply_set_why(&m, "RTU not allowed\tin state IDLE");
+		n = cmp_encode(&m, buf, sizeof(buf));
+		assert_true(n > 0);
+		assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
+		assert_int_equal(d.reply.status, -ENOENT);
+		assert_string_equal(cmp_reply_why(&d),
+				    "RTU not allowed?in state IDLE");
 	}
+}
+
+/* The reason a failed reply carries: its bounds and its bytes. */
+static void test_reply_why(void **state)
+{
+	uint8_t buf[CMP_MSG_MAX];
+	char text[CMP_WHY_MAX + 10];
+	struct cmp_msg m, d;
+	const char *why;
+	ssize_t n, n0;
+
+	(void)state;
+	memset(text, 'x', sizeof(text) - 1);
+	text[sizeof(text) - 1] = '\0';
+	cmp_msg_init(&m, CMP_TYPE_LIST_REPLY, 7);
+	m.reply.status = -EPERM;
+	n0 = cmp_encode(&m, buf, sizeof(buf));
+	cmp_reply_set_why(&m, text); /* cut to CMP_WHY_MAX - 1 */
+	n = cmp_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, n0 + CMP_WHY_MAX);
+	assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
+	assert_int_equal(strlen(cmp_reply_why(&d)), CMP_WHY_MAX - 1);
+	/* A success has none, and setting one changes nothing. */
+	cmp_msg_init(&m, CMP_TYPE_CONNECT_REPLY, 7);
+	n0 = cmp_encode(&m, buf, sizeof(buf));
+	cmp_reply_set_why(&m, "no");
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), n0);
+	assert_string_equal(cmp_reply_why(&m), "");
+	/* On the wire: a byte that is not printable, and no NUL. */
+	cmp_msg_init(&m, CMP_TYPE_CONNECT_REPLY, 7);
+	m.reply.status = -EINVAL;
+	cmp_reply_set_why(&m, "abc");
+	n = cmp_encode(&m, buf, sizeof(buf));
+	buf[n - 2] = 0x7f;
+	assert_int_equal(decode_exact(buf, (size_t)n, &d, &why), -EBADMSG);
+	assert_string_equal(why, "reply reason not printable");
+	buf[n - 2] = 'c';
+	buf[n - 1] = 'd';
+	assert_int_equal(decode_exact(buf, (size_t)n, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body length wrong for its type");
+	/* An empty reason is sent as none: a lone NUL is not a reason. */
+	buf[n - 4] = 0;
+	((struct cmp_hdr *)(void *)buf)->length = (uint32_t)n - 3;
+	assert_int_equal(decode_exact(buf, (size_t)n - 3, &d, &why), -EBADMSG);
+	assert_string_equal(why, "body length wrong for its type");
 }
 
 /* Encode, decode, compare: for the variants below. */
@@ -1578,8 +1634,14 @@ static void test_malformed_replies(void **state)
 	    "reply body not zero after a failure");
 	/* Only a plain reply's id survives a failure; CREATE_ID_REPLY's id
 	 * and LIST_REPLY's count are results. */
-	BAD(CMP_TYPE_LIST_REPLY, m->reply.status = -EPERM,
+	BAD(CMP_TYPE_LIST_REPLY,
+	    (m->reply.status = -EPERM,
+	     bad_n = sizeof(m->hdr) + offsetof(struct cmp_list_reply, entries),
+	     m->hdr.length = (uint32_t)bad_n),
 	    "reply body not zero after a failure");
+	/* A failed batch reply has no entries: they count as its length. */
+	BAD(CMP_TYPE_LIST_REPLY, m->reply.status = -EPERM,
+	    "body length wrong for its type");
 
 	BAD(CMP_TYPE_HELLO_REPLY, m->hello_reply.min_version = 0,
 	    "HELLO_REPLY minimum version is zero");
@@ -1680,7 +1742,10 @@ static void test_malformed_replies(void **state)
 	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[2].rsvd1 = 1,
 	    "LIST_REPLY entry reserved bytes not zero");
 
-	BAD(CMP_TYPE_PORTS_REPLY, m->reply.status = -EIO,
+	BAD(CMP_TYPE_PORTS_REPLY,
+	    (m->reply.status = -EIO,
+	     bad_n = sizeof(m->hdr) + offsetof(struct cmp_ports_reply, entries),
+	     m->hdr.length = (uint32_t)bad_n),
 	    "reply body not zero after a failure");
 	BAD(CMP_TYPE_PORTS_REPLY,
 	    m->ports_reply.count = CMP_PORTS_BATCH_MAX + 1,
@@ -2130,6 +2195,7 @@ int main(void)
 		cmocka_unit_test(test_ports_golden),
 		cmocka_unit_test(test_roundtrip_all),
 		cmocka_unit_test(test_roundtrip_failed_replies),
+		cmocka_unit_test(test_reply_why),
 		cmocka_unit_test(test_roundtrip_variants),
 		cmocka_unit_test(test_roundtrip_pipelining),
 		cmocka_unit_test(test_full_batches),
