@@ -69,6 +69,14 @@ for f in "$sbindir/cmd" $tools \
 	$(for e in $examples; do echo "$docdir/examples/$e"; done); do
 	[ -e "$dest$f" ] || err "not installed: $f"
 done
+# Every installed program has its manual page (lintian's
+# binary-without-manpage).
+for f in "$dest$bindir"/* "$dest$sbindir"/*; do
+	[ -e "$f" ] || continue
+	n=${f##*/}
+	[ -e "$dest$mandir/man1/$n.1" ] || [ -e "$dest$mandir/man8/$n.8" ] ||
+		err "$n is installed without a manual page"
+done
 # The header lives in its own directory, not at the top of includedir.
 [ ! -e "$dest$includedir/cmclient.h" ] || err "cmclient.h installed in $includedir"
 # Under any prefix but /usr the units stay inside the prefix.
