@@ -7,12 +7,17 @@
 # function added to the library or the header and put in no node fails
 # here (the map has no wildcard to catch it).
 #
-#   symbols.sh LIBCMCLIENT_SO LIBCMCLIENT_MAP CMCLIENT_H
+# Nodes are named CMCLIENT_MAJOR.MINOR for the release that added them,
+# none newer than this one (VERSION, meson's project version), and each
+# inherits the one before it.
+#
+#   symbols.sh LIBCMCLIENT_SO LIBCMCLIENT_MAP CMCLIENT_H VERSION
 set -eu
 
-so=${1:?usage: symbols.sh LIB MAP HEADER}
-map=${2:?usage: symbols.sh LIB MAP HEADER}
-hdr=${3:?usage: symbols.sh LIB MAP HEADER}
+so=${1:?usage: symbols.sh LIB MAP HEADER VERSION}
+map=${2:?usage: symbols.sh LIB MAP HEADER VERSION}
+hdr=${3:?usage: symbols.sh LIB MAP HEADER VERSION}
+version=${4:?usage: symbols.sh LIB MAP HEADER VERSION}
 tmp=$(mktemp -d /tmp/cmd-symbols-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -47,6 +52,33 @@ if ! diff -u "$tmp/mapnames" "$tmp/hdr" >"$tmp/diff"; then
 	cat "$tmp/diff"
 	fail=1
 fi
+
+# The nodes, in the map's order, each as "NAME PARENT" (PARENT - for the
+# first), checked against the release numbering.
+sed 's|/\*.*\*/||; /\/\*/,/\*\//d' "$map" | awk '
+	/^[A-Za-z_][A-Za-z0-9_.]* *\{/ { node = $1 }
+	/^\}/ && node != "" {
+		p = $0; gsub(/[};[:space:]]/, "", p)
+		print node, (p == "" ? "-" : p); node = "" }' >"$tmp/nodes"
+prev=-
+release=$(echo "$version" | cut -d. -f1,2)
+while read -r node parent; do
+	case $node in
+	CMCLIENT_[0-9]*.[0-9]*) ;;
+	*) echo "FAIL: node $node is not named CMCLIENT_MAJOR.MINOR"; fail=1 ;;
+	esac
+	[ "$parent" = "$prev" ] || {
+		echo "FAIL: node $node inherits '$parent', not the node before it ($prev)"
+		fail=1
+	}
+	v=${node#CMCLIENT_}
+	if [ "$(printf '%s\n%s\n' "$v" "$release" | sort -V | tail -1)" != "$release" ]; then
+		echo "FAIL: node $node is newer than this release ($version)"
+		fail=1
+	fi
+	prev=$node
+done <"$tmp/nodes"
+[ -s "$tmp/nodes" ] || { echo "FAIL: no node in $map"; fail=1; }
 
 [ "$fail" = 0 ] && echo "PASS: $(wc -l <"$tmp/map") functions, each in its node: $(cut -d' ' -f2 "$tmp/map" | sort -u | tr '\n' ' ')"
 exit "$fail"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The manual pages as rdma-core writes them.
 
-  lint.py LIBCMCLIENT_SO MAN_DIR
+  lint.py LIBCMCLIENT_SO MAN_DIR CMCLIENT_H
 
 - every function libcmclient exports (nm -D --defined-only) has a page
   NAME.3 in MAN_DIR, a page of its own or a .so link to one, and the page
@@ -12,6 +12,7 @@
   7), DESCRIPTION, SEE ALSO; a function page (section 3 with prototypes)
   also RETURN VALUE and ERRORS;
 - every .so link names a page that exists;
+- cmc_reject(3) lists every REJ reason cmclient.h defines, with its number;
 - groff -ww finds nothing to warn about, man --warnings neither, and
   lexgrog (what mandb feeds whatis(1) and apropos(1)) parses each NAME.
 """
@@ -21,7 +22,7 @@ import shutil
 import subprocess
 import sys
 
-so_path, man_dir = sys.argv[1], sys.argv[2]
+so_path, man_dir, header = sys.argv[1], sys.argv[2], sys.argv[3]
 errors = []
 
 
@@ -106,6 +107,17 @@ for sym in exported:
     elif sym not in names_of[target]:
         err('%s: man %s opens %s, whose NAME does not list it' %
             (sym, sym, target))
+
+# The REJ reasons: each constant of cmclient.h in cmc_reject(3)'s table,
+# on a row with its number.
+reasons = re.findall(r'\b(CMC_REJ_[A-Z_]+) = (\d+),',
+                     open(header, encoding='utf-8').read())
+if len(reasons) < 30:
+    err('%s: only %d REJ reasons found' % (header, len(reasons)))
+rej_page = pages.get('cmc_reject.3', '')
+for name, num in reasons:
+    if not re.search(r'^%s\t%s\b' % (num, name), rej_page, re.M):
+        err('cmc_reject.3: no row "%s %s"' % (num, name))
 
 # groff's own warnings (-ww: all of them), tbl where the page asks.
 for f, text in pages.items():
