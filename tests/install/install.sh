@@ -202,10 +202,10 @@ MANPATH="$dest$mandir" LC_ALL=C MANWIDTH=80 man -P cat cmc_connect_ip 2>&1 | sed
 # KNOWN: cmctl.8 (not this change's page) cites docs/OPERATIONS.md, which
 # is installed as $docdir/OPERATIONS.md; it is reported, not failed.
 find "$dest$mandir" -type f -name '*.[1-8]' | sort | while read -r page; do
-	LC_ALL=C MANWIDTH=1000 man -l -P cat "$page" 2>/dev/null | col -b |
+	LC_ALL=C MANWIDTH=1000 man -l -P cat "$page" 2>/dev/null |
 		python3 -c '
 import re, sys
-text = sys.stdin.read()
+text = re.sub(".\b", "", sys.stdin.read())  # overstrike bold, if any
 for m in re.finditer(r"(?<![\w./:~-])/[A-Za-z0-9_.][A-Za-z0-9_.@*+-]*(?:/[A-Za-z0-9_.@*+-]+)+", text):
     print("abs", m.group(0).rstrip("."))
 for m in re.finditer(r"(?<![\w./:~-])(?:docs|client-lib|tests|tools|daemon|proto|scripts|systemd|etc)/[\w.-]+(?:/[\w.-]+)*", text):
