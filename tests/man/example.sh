@@ -55,11 +55,11 @@ for n in 1 2; do
 done
 
 # The timeouts are hang guards only (the handshake takes milliseconds).
-CMD_SOCKET=$dir/cmd2.sock timeout 60 "$dir/example" >"$dir/server.log" 2>&1 &
+CMD_SOCKET=$dir/cmd2.sock timeout 200 "$dir/example" >"$dir/server.log" 2>&1 &
 server=$!
 pids="$pids $server"
 wait_until example.sh "the example's listener" grep -q '^listening' "$dir/server.log"
-CMD_SOCKET=$dir/cmd1.sock timeout 60 "$dir/example" 33 >"$dir/client.log" 2>&1
+CMD_SOCKET=$dir/cmd1.sock timeout 200 "$dir/example" 33 >"$dir/client.log" 2>&1
 client_rc=$?
 [ $client_rc -eq 0 ] || kill $server 2>/dev/null
 wait $server
