@@ -548,6 +548,54 @@ int cmc_reject(struct cmc_id *id, unsigned int reason, const void *ari,
 	       uint8_t private_data_len);
 
 /*
+ * REJ reasons (IBTA Vol 1 12.6.7, Table 109), the values cmc_reject()
+ * sends and CMC_EVENT_REJ_RECEIVED's reason carries; the numbers are the
+ * wire's (proto/cm_mad.h's enum cm_rej_reason, tied to these by a static
+ * assert in the library). The ARI each one carries is the table's. An
+ * application rejecting a REQ it does not want sends
+ * CMC_REJ_CONSUMER_DEFINED; the daemon itself sends INVALID_SERVICE_ID
+ * (nobody listens), STALE_CONN, TIMEOUT and NO_RESOURCES (backlog full).
+ */
+enum cmc_rej_reason {
+	CMC_REJ_NO_QP = 1,
+	CMC_REJ_NO_EEC = 2,
+	CMC_REJ_NO_RESOURCES = 3,
+	CMC_REJ_TIMEOUT = 4,
+	CMC_REJ_UNSUPPORTED = 5,
+	CMC_REJ_INVALID_COMM_ID = 6,
+	CMC_REJ_INVALID_COMM_INSTANCE = 7,
+	CMC_REJ_INVALID_SERVICE_ID = 8,
+	CMC_REJ_INVALID_TRANSPORT_TYPE = 9,
+	CMC_REJ_STALE_CONN = 10,
+	CMC_REJ_RDC_NOT_EXIST = 11,
+	CMC_REJ_INVALID_GID = 12,
+	CMC_REJ_INVALID_LID = 13,
+	CMC_REJ_INVALID_SL = 14,
+	CMC_REJ_INVALID_TRAFFIC_CLASS = 15,
+	CMC_REJ_INVALID_HOP_LIMIT = 16,
+	CMC_REJ_INVALID_PACKET_RATE = 17,
+	CMC_REJ_INVALID_ALT_GID = 18,
+	CMC_REJ_INVALID_ALT_LID = 19,
+	CMC_REJ_INVALID_ALT_SL = 20,
+	CMC_REJ_INVALID_ALT_TRAFFIC_CLASS = 21,
+	CMC_REJ_INVALID_ALT_HOP_LIMIT = 22,
+	CMC_REJ_INVALID_ALT_PACKET_RATE = 23,
+	CMC_REJ_PORT_CM_REDIRECT = 24,
+	CMC_REJ_PORT_REDIRECT = 25,
+	CMC_REJ_INVALID_MTU = 26,
+	CMC_REJ_INSUFFICIENT_RESP_RESOURCES = 27,
+	CMC_REJ_CONSUMER_DEFINED = 28,
+	CMC_REJ_INVALID_RNR_RETRY = 29,
+	CMC_REJ_DUPLICATE_LOCAL_COMM_ID = 30,
+	CMC_REJ_INVALID_CLASS_VERSION = 31,
+	CMC_REJ_INVALID_FLOW_LABEL = 32,
+	CMC_REJ_INVALID_ALT_FLOW_LABEL = 33,
+	CMC_REJ_INVALID_ALT_PORT_CM_REDIRECT = 34,
+	CMC_REJ_VENDOR_OPTION_NOT_SUPPORTED = 35,
+};
+#define CMC_REJ_REASON_MAX 35
+
+/*
  * Tell the daemon the QP saw IBV_EVENT_COMM_EST: the peer's data came
  * before its RTU (REP_SENT). The id becomes ESTABLISHED; its ESTABLISHED
  * event follows. Errors: -EINVAL (state).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The simulated fabric's wire protocol, between xport_sim.c (one per daemon)
- * and the hub tests/sim/cmhub.c, over a Unix SOCK_SEQPACKET socket: one
+ * and the hub tools/cmhub.c, over a Unix SOCK_SEQPACKET socket: one
  * message per packet, so no framing. Both ends run on one machine, so every
  * field is in host byte order, except GIDs (network order, as on the wire).
  *

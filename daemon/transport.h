@@ -5,7 +5,7 @@
  *   - umad (xport_umad.c): the product path, /dev/infiniband/umadN for
  *     MADs and libibverbs for port attributes and port events;
  *   - sim (xport_sim.c): a simulated fabric for machines with no RDMA
- *     device, through the hub process tests/sim/cmhub (see sim_proto.h).
+ *     device, through the hub process tools/cmhub (see sim_proto.h).
  *
  * Both move whole 256-byte MADs (IBTA 13.4.2) and address them with
  * struct eng_addr, the CM engine's address type; nothing here parses CM

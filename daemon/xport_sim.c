@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The simulated fabric backend: this daemon's virtual ports live in the hub
- * (tests/sim/cmhub.c), which routes the same 256-byte MADs between daemon
+ * (tools/cmhub.c), which routes the same 256-byte MADs between daemon
  * processes by destination GID or LID. One SOCK_SEQPACKET connection
  * carries everything (sim_proto.h), so the loop watches a single fd.
  *

@@ -30,7 +30,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)
 printf '%10s %10s %12s %12s %10s %s\n' conns "save ms" bytes "to-serving" "gap ms" result
 for n in $LEVELS; do
 	log=$(mktemp)
-	CMHUB=$B/tests/sim/cmhub CMD=$B/daemon/cmd CMD_LOG_LEVEL=notice \
+	CMHUB=$B/tools/cmhub CMD=$B/daemon/cmd CMD_LOG_LEVEL=notice \
 		LD_LIBRARY_PATH=$B/client-lib RESTART_EST=$n \
 		"$exe" >"$log" 2>&1
 	rc=$?

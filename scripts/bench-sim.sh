@@ -55,7 +55,7 @@ if [ ! -x "$build/tools/cmbench" ]; then
 	fi
 	meson compile -C "$build" >/dev/null || exit 1
 fi
-CMHUB=$build/tests/sim/cmhub
+CMHUB=$build/tools/cmhub
 CMD=$build/daemon/cmd
 CMCTL=$build/client-lib/cmctl
 BENCH=$build/tools/cmbench

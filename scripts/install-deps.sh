@@ -19,6 +19,8 @@ PKGS=(
 	# completion framework, Debian's packaging tools and lintian
 	systemd rdma-core python3-prometheus-client bash-completion
 	debhelper dpkg-dev fakeroot lintian
+	# the manual pages' lint (tests/man): groff -ww, man --warnings, lexgrog
+	groff-base man-db
 )
 
 missing=()

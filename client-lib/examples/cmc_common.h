@@ -21,7 +21,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "cmclient.h"
+#include <cmclient.h>
 
 #define EX_DEFAULT_SERVICE 0x0000000000c0ffeeull
 #define EX_BUF_SIZE 4096 /* the RDMA-written region */

@@ -42,7 +42,7 @@
 #include <infiniband/verbs.h>
 
 #include "cmc_common.h"
-#include "cmclient.h"
+#include <cmclient.h>
 
 /* rping's defaults and wire format (rdma-core librdmacm/examples). */
 #define RP_SIZE 64

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The sim transport against a real hub process: tests/sim/cmhub is forked
+ * The sim transport against a real hub process: tools/cmhub is forked
  * on a socket in a temporary directory (its path comes from $CMHUB), two or
  * three "nodes" are opened as sim backends in this process, and MADs go
  * both ways through the hub. Fault counts are checked against bounds that
