@@ -63,6 +63,30 @@ static void list_sel(struct cmd *cmd, const struct api_id *a,
 		e->sel_port_index = p->index;
 }
 
+/* A connection's port, peer and QPs, for LIST (cmp.h). */
+static void list_conn(struct cmd *cmd, const struct api_id *a,
+		      const struct eng_id_info *f, struct cmp_list_entry *e)
+{
+	const struct cmp_path *path = api_id_path(a);
+	struct cmp_port_sel sel = { .kind = CMP_SEL_PORT,
+				    .port_num = path->port_num };
+	const struct xport_port *p = NULL;
+
+	memcpy(e->remote_gid, path->remote_gid, CM_GID_SIZE);
+	e->remote_lid = path->remote_lid;
+	e->grh = path->grh ? 1 : 0;
+	e->local_qpn = f->local_qpn & CMP_QPN_MAX;
+	e->remote_qpn = f->remote_qpn & CMP_QPN_MAX;
+	if (!path->port_num || !path->dev_name[0])
+		return;
+	memcpy(sel.dev_name, path->dev_name, sizeof(sel.dev_name));
+	p = path_sel_port(cmd->xport, &sel);
+	if (!p)
+		return;
+	e->port_index = p->index;
+	e->port_num = path->port_num;
+}
+
 int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		 const struct cmp_list *r, struct cmp_list_reply *out)
 {
@@ -99,8 +123,9 @@ int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		if (a->listener)
 			list_sel(cmd, a, e);
 		else
-			memcpy(e->remote_gid, api_id_path(a)->remote_gid,
-			       CM_GID_SIZE);
+			list_conn(cmd, a, &f, e);
+		snprintf(e->owner_comm, sizeof(e->owner_comm), "%s",
+			 srv_client_comm(a->client));
 		out->count++;
 	}
 	out->next_cursor = a ? pos : 0;
