@@ -214,7 +214,7 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 	const struct xport_counters *xc =
 		cmd->xport ? xport_counters(cmd->xport) : NULL;
 	uint64_t by_state[ENG_STATE__COUNT] = { 0 };
-	uint64_t heap_in_use, heap_retained;
+	uint64_t heap_in_use, heap_retained, cumulative = 0;
 	const struct {
 		const char *name;
 		uint64_t value;
@@ -288,11 +288,17 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 	for (unsigned int st = 0; st < ENG_STATE__COUNT; st++)
 		cset_add(set, by_state[st], "conns_%s",
 			 eng_state_name((enum eng_state)st));
-	for (unsigned int b = 0; b + 1 < CMD_SETUP_BUCKETS; b++)
-		cset_add(set, cmd->counters.setup_us[b], "setup_us_le_%llu",
-			 1ULL << b);
-	cset_add(set, cmd->counters.setup_us[CMD_SETUP_BUCKETS - 1],
-		 "setup_us_le_inf");
+	/* setup_us_le_N counts the setups of at most N us, as its name and
+	 * a Prometheus "le" bucket say: cumulative, so le_inf counts them
+	 * all (setup_count). The daemon keeps them per bucket. */
+	for (unsigned int b = 0; b < CMD_SETUP_BUCKETS; b++) {
+		cumulative += cmd->counters.setup_us[b];
+		if (b + 1 < CMD_SETUP_BUCKETS)
+			cset_add(set, cumulative, "setup_us_le_%llu",
+				 1ULL << b);
+		else
+			cset_add(set, cumulative, "setup_us_le_inf");
+	}
 }
 
 static int counters_port(struct cmd *cmd, const struct cmp_counters *r,
