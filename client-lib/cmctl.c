@@ -78,8 +78,7 @@ static void usage(FILE *f)
 }
 
 /* A mistake on the command line: say which, and where help is. */
-static int __attribute__((format(printf, 1, 2))) bad_usage(const char *fmt,
-							   ...)
+static int __attribute__((format(printf, 1, 2))) bad_usage(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -167,8 +166,8 @@ int cmctl_ports_load(struct cmc_channel *ch)
 		n = cmc_ports(ch, &cursor, batch);
 		if (n < 0)
 			return n;
-		t = realloc(port_tab, (port_n + (unsigned int)n + 1) *
-					      sizeof(*t));
+		t = realloc(port_tab,
+			    (port_n + (unsigned int)n + 1) * sizeof(*t));
 		if (!t)
 			return -ENOMEM;
 		port_tab = t;
@@ -247,23 +246,22 @@ static json_object *cmctl_json_hex(uint64_t v, int width)
 
 static void cmctl_json_print(json_object *o)
 {
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						       JSON_C_TO_STRING_SPACED |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	puts(json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			   JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
 
-static json_object *list_json(const struct cmc_list_entry *e,
-			      const char *where)
+static json_object *list_json(const struct cmc_list_entry *e, const char *where)
 {
 	json_object *o = json_object_new_object();
 	char port[CMC_DEV_NAME_SIZE + 8];
 	bool listener = e->state == CMC_STATE_LISTEN;
 
 	json_object_object_add(o, "id", json_object_new_uint64(e->id));
-	json_object_object_add(
-		o, "state",
-		json_object_new_string(cmc_state_str((enum cmc_state)e->state)));
+	json_object_object_add(o, "state",
+			       json_object_new_string(cmc_state_str(
+				       (enum cmc_state)e->state)));
 	json_object_object_add(o, "service_id",
 			       cmctl_json_hex(e->service_id, 16));
 	json_object_object_add(o, "service_mask",
@@ -291,11 +289,9 @@ static json_object *list_json(const struct cmc_list_entry *e,
 		return o;
 	}
 	conn_port_str(e, port, sizeof(port));
-	json_object_object_add(o, "port",
-			       e->port_num ? json_object_new_string(port) :
-					     NULL);
-	json_object_object_add(o, "local_qpn",
-			       cmctl_json_hex(e->local_qpn, 6));
+	json_object_object_add(
+		o, "port", e->port_num ? json_object_new_string(port) : NULL);
+	json_object_object_add(o, "local_qpn", cmctl_json_hex(e->local_qpn, 6));
 	json_object_object_add(o, "remote_qpn",
 			       cmctl_json_hex(e->remote_qpn, 6));
 	json_object_object_add(o, "remote_lid",
@@ -338,8 +334,7 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 
 			where_str(x, where, sizeof(where));
 			if (json) {
-				json_object_array_add(arr,
-						      list_json(x, where));
+				json_object_array_add(arr, list_json(x, where));
 				continue;
 			}
 			/* Credits used/backlog and held REQs: listeners;
@@ -365,9 +360,9 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 			       " 0x%08x 0x%08x %-12s %-8s %-8s %-8u %-15s "
 			       "%-6u %-11s %-6s %s\n",
 			       x->id, cmc_state_str((enum cmc_state)x->state),
-			       x->service_id, x->service_mask,
-			       x->local_comm_id, x->remote_comm_id, port, lqpn,
-			       rqpn, x->owner_pid,
+			       x->service_id, x->service_mask, x->local_comm_id,
+			       x->remote_comm_id, port, lqpn, rqpn,
+			       x->owner_pid,
 			       x->owner_comm[0] ? x->owner_comm : "-",
 			       x->owner_uid, credits, held, where);
 		}
@@ -530,14 +525,17 @@ static json_object *port_json(const struct cmc_port_info *p)
 		o, "state", json_object_new_string(port_state_str(p->state)));
 	json_object_object_add(o, "link_layer",
 			       json_object_new_string(link_str(p->link_layer)));
-	json_object_object_add(o, "active_mtu",
-			       json_object_new_int((int)mtu_bytes(p->active_mtu)));
+	json_object_object_add(
+		o, "active_mtu",
+		json_object_new_int((int)mtu_bytes(p->active_mtu)));
 	json_object_object_add(o, "lid", json_object_new_int(p->lid));
 	json_object_object_add(o, "lmc", json_object_new_int(p->lmc));
 	json_object_object_add(o, "sm_lid", json_object_new_int(p->sm_lid));
 	json_object_object_add(o, "sm_sl", json_object_new_int(p->sm_sl));
-	json_object_object_add(o, "node_guid", cmctl_json_hex(p->node_guid, 16));
-	json_object_object_add(o, "port_guid", cmctl_json_hex(p->port_guid, 16));
+	json_object_object_add(o, "node_guid",
+			       cmctl_json_hex(p->node_guid, 16));
+	json_object_object_add(o, "port_guid",
+			       cmctl_json_hex(p->port_guid, 16));
 	json_object_object_add(o, "n_gids", json_object_new_int(p->n_gids));
 	for (unsigned int g = 0; g < ng; g++) {
 		json_object *go = json_object_new_object();
@@ -628,10 +626,14 @@ enum cmctl_cmd {
 };
 
 static const char *const cmd_names[CMCTL_CMD__COUNT] = {
-	[CMCTL_LISTENERS] = "listeners", [CMCTL_CONNECTIONS] = "connections",
-	[CMCTL_IDS] = "ids",		 [CMCTL_LIST] = "list",
-	[CMCTL_COUNTERS] = "counters",	 [CMCTL_METRICS] = "metrics",
-	[CMCTL_PORTS] = "ports",	 [CMCTL_CAPTURE] = "capture",
+	[CMCTL_LISTENERS] = "listeners",
+	[CMCTL_CONNECTIONS] = "connections",
+	[CMCTL_IDS] = "ids",
+	[CMCTL_LIST] = "list",
+	[CMCTL_COUNTERS] = "counters",
+	[CMCTL_METRICS] = "metrics",
+	[CMCTL_PORTS] = "ports",
+	[CMCTL_CAPTURE] = "capture",
 };
 
 static int cmd_lookup(const char *name)

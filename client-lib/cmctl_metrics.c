@@ -95,10 +95,10 @@ static void label_put(const char *v)
 static bool is_gauge(const char *name)
 {
 	static const char *const gauges[] = {
-		"clients",	    "ids",	   "records",
-		"capture_active",   "neigh_pending", "sessions_waiting",
-		"heap_in_use",	    "heap_retained", "heap_cached",
-		"port_active",	    "listeners",     "established",
+		"clients",	  "ids",	   "records",
+		"capture_active", "neigh_pending", "sessions_waiting",
+		"heap_in_use",	  "heap_retained", "heap_cached",
+		"port_active",	  "listeners",	   "established",
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(gauges); i++)
@@ -296,7 +296,8 @@ int cmctl_metrics(struct cmc_channel *ch, enum cmc_counter_scope scope,
 		if (!err)
 			err = cmctl_ports_load(ch);
 		for (unsigned int i = 0; !err && (p = cmctl_port(i)); i++) {
-			struct port_set *t = realloc(ps, (nps + 1) * sizeof(*t));
+			struct port_set *t =
+				realloc(ps, (nps + 1) * sizeof(*t));
 
 			if (!t) {
 				err = -ENOMEM;
