@@ -101,10 +101,18 @@ int cmctl_failed(const char *what, int err)
 {
 	if (err == -ETIMEDOUT)
 		return no_answer();
+	/*
+	 * LIST's entry grew within protocol version 1 (proto/cmp.h), so a
+	 * cmctl and a daemon from either side of that change agree in HELLO
+	 * and then cannot read each other's LIST: the window of an upgrade
+	 * in place between the package's unpacking and the restart.
+	 */
 	fprintf(stderr, "cmctl: %s: %s%s\n", what, cmc_strerror(err),
-		err == -EPERM ? " (root or the daemon's admin group only; "
-				"try --client)" :
-				"");
+		err == -EPERM  ? " (root or the daemon's admin group only; "
+				 "try --client)" :
+		err == -EPROTO ? " (a cmd older or newer than this cmctl? "
+				 "restart cmd after an upgrade)" :
+				 "");
 	return CMCTL_EXIT_FAIL;
 }
 

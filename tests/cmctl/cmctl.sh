@@ -68,14 +68,17 @@ d1=$cmd1_pid
 wait_until cmctl.sh "cmd on node 1" "$CMCTL" -s "$S1" ports
 wait_until cmctl.sh "cmd on node 2" "$CMCTL" -s "$S2" ports
 
-# One connection, held while fd 9 stays open. The timeout is a hang
-# guard only.
+# One connection, held while fd 9 stays open, captured on node 1. The
+# timeout is a hang guard only.
+"$CMCTL" -s "$S1" capture start "$dir/hold.pcap" >/dev/null ||
+	bad "capture start"
 mkfifo "$dir/hold.in"
 timeout 250 "$HOLD" "$S2" "$S1" 33 <"$dir/hold.in" >"$dir/hold.log" 2>&1 &
 pids="$pids $!"
 exec 9>"$dir/hold.in"
 wait_until cmctl.sh "the held connection" grep -q '^established' \
 	"$dir/hold.log"
+"$CMCTL" -s "$S1" capture stop >/dev/null || bad "capture stop"
 
 # ---- list: the columns, hex comm ids and QPNs, DEV/PORT, lid:N -------
 "$CMCTL" -s "$S1" list >"$dir/list1.txt" 2>&1
@@ -107,6 +110,22 @@ check "comm ids cross-match ($l1/$r1 vs $l2/$r2)" \
 # must be what cmctl printed (log level debug shows them; here the
 # format is the point, so compare with printf's).
 check "comm id is 0x%08x" test "$l1" = "$(printf '0x%08x' "$((l1))")"
+# Wireshark's reading of the same connection's REQ (node 1 sent it):
+# the comm id and QPN as cmctl printed them, character for character.
+if command -v tshark >/dev/null 2>&1; then
+	mkdir -p "$dir/ws"
+	WIRESHARK_CONFIG_DIR=$dir/ws tshark -o \
+		'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""' \
+		-r "$dir/hold.pcap" -V >"$dir/hold.tshark" 2>/dev/null
+	req_cid=$(grep -m1 'Local Communication ID:' "$dir/hold.tshark" |
+		awk '{ print $NF }')
+	req_qpn=$(grep -m1 'Local QPN:' "$dir/hold.tshark" | awk '{ print $NF }')
+	echo "--- tshark: the REQ's Local Communication ID $req_cid, Local QPN $req_qpn"
+	check "tshark shows cmctl's comm id ($req_cid) and QPN ($req_qpn)" \
+		test "$req_cid" = "$l1" -a "$req_qpn" = 0x000abc
+else
+	echo "skip: tshark is not installed (scripts/install-deps.sh has it)"
+fi
 
 # ---- JSON (json-c) --------------------------------------------------
 "$CMCTL" -s "$S1" --json list >"$dir/list1.json" 2>&1
