@@ -1022,8 +1022,9 @@ struct cmc_list_entry {
 	uint16_t remote_lid;
 	uint32_t local_qpn;
 	uint32_t remote_qpn;
-	/* The owner's process name (/proc/PID/comm when it connected, as
-	 * the daemon read it; "" if it could not). */
+	/* The owner's process name: /proc/PID/comm when it connected, as
+	 * the daemon read it, or where the daemon may not read it, the name
+	 * it gave cmc_open() (cut to 15 characters). */
 	char owner_comm[16];
 };
 

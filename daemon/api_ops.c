@@ -124,8 +124,13 @@ int api_ops_list(struct cmd *cmd, struct srv_client *c,
 			list_sel(cmd, a, e);
 		else
 			list_conn(cmd, a, &f, e);
+		/* /proc/PID/comm as read at accept; where the daemon could
+		 * not read it, the name the client gave in HELLO (server.c,
+		 * client_read_comm). */
 		snprintf(e->owner_comm, sizeof(e->owner_comm), "%s",
-			 srv_client_comm(a->client));
+			 srv_client_comm(a->client)[0] ?
+				 srv_client_comm(a->client) :
+				 srv_client_name(a->client));
 		out->count++;
 	}
 	out->next_cursor = a ? pos : 0;

@@ -164,14 +164,18 @@ const char *srv_client_comm(const struct srv_client *c)
 }
 
 /*
- * The peer's process name, for cmctl: read here, once, right after
- * SO_PEERCRED named the pid, because only the daemon can. Its pid is
- * the daemon's pid namespace's (the kernel translates SO_PEERCRED), so
- * it means nothing to a cmctl in another namespace, and with
- * ProtectProc=invisible only root sees other users' /proc entries. A
- * pid the daemon cannot see (0, another namespace) or a process already
- * gone leaves the name empty. Like HELLO's name it is what the process
- * chose to be called (prctl(PR_SET_NAME) changes it), not an identity.
+ * The peer's process name, for cmctl's LIST: read here, once, right
+ * after SO_PEERCRED named the pid, so that it is that process's (a pid
+ * read later may have been reused) and so that cmctl need not: the pid
+ * is in the daemon's pid namespace (the kernel translates SO_PEERCRED),
+ * which a cmctl in a container does not share. It is not always
+ * readable: cmd.service runs as root with no capabilities and
+ * ProtectProc=invisible, which hides other users' processes from it
+ * (that takes CAP_SYS_PTRACE), and a peer in another pid namespace has
+ * pid 0. Then the name stays empty and LIST gives HELLO's name instead
+ * (libcmclient's default is the program's name, comm's usual source).
+ * Either is what the process chose to be called (prctl(PR_SET_NAME)),
+ * not an identity: the uid is that.
  */
 static void client_read_comm(struct srv_client *c)
 {

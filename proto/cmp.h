@@ -875,8 +875,9 @@ struct cmp_list_entry {
 	uint8_t port_num;
 	uint8_t grh;
 	uint8_t rsvd2[2];
-	/* The owner's process name as the daemon read it from
-	 * /proc/PID/comm when the client connected; "" if it could not. */
+	/* The owner's process name: /proc/PID/comm as the daemon read it
+	 * when the client connected or, where the daemon may not read it
+	 * (ProtectProc, another pid namespace), HELLO's name, cut to 15. */
 	char owner_comm[CMP_COMM_SIZE];
 };
 
