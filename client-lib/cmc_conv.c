@@ -460,6 +460,13 @@ void cmc_list_entry_from_cmp(struct cmc_list_entry *dst,
 	dst->sel = src->sel;
 	dst->sel_port_index = src->sel_port_index;
 	dst->sel_port_num = src->sel_port_num;
+	dst->grh = src->grh;
+	dst->port_index = src->port_index;
+	dst->port_num = src->port_num;
+	dst->remote_lid = src->remote_lid;
+	dst->local_qpn = src->local_qpn;
+	dst->remote_qpn = src->remote_qpn;
+	CMC_NAME(dst->owner_comm, src->owner_comm);
 	/* listen_gid shares remote_gid's bytes on both sides. */
 	CMC_BYTES(dst->remote_gid, src->remote_gid);
 }

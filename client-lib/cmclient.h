@@ -1045,7 +1045,7 @@ enum cmc_list_filter {
 	CMC_LIST_ALL = 3,
 };
 
-#define CMC_LIST_BATCH_MAX 56
+#define CMC_LIST_BATCH_MAX 39
 struct cmc_list_entry {
 	uint32_t id;
 	uint8_t state;
@@ -1073,6 +1073,21 @@ struct cmc_list_entry {
 	 * port's device). */
 	uint16_t sel_port_index;
 	uint8_t sel_port_num;
+	/* Connections (zero for listeners): the port of the id's path
+	 * (cmc_port_info's port_index and port_num; 0 before it has one),
+	 * the peer's LID (0 on RoCE), grh 1 when the peer is addressed by
+	 * remote_gid (the path has a GRH), else by remote_lid, and the QP
+	 * numbers (0 until negotiated). */
+	uint8_t grh;
+	uint16_t port_index;
+	uint8_t port_num;
+	uint16_t remote_lid;
+	uint32_t local_qpn;
+	uint32_t remote_qpn;
+	/* The owner's process name: /proc/PID/comm when it connected, as
+	 * the daemon read it, or where the daemon may not read it, the name
+	 * it gave cmc_open() (cut to 15 characters). */
+	char owner_comm[16];
 };
 
 /*

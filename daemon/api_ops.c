@@ -64,6 +64,30 @@ static void list_sel(struct cmd *cmd, const struct api_id *a,
 		e->sel_port_index = p->index;
 }
 
+/* A connection's port, peer and QPs, for LIST (cmp.h). */
+static void list_conn(struct cmd *cmd, const struct api_id *a,
+		      const struct eng_id_info *f, struct cmp_list_entry *e)
+{
+	const struct cmp_path *path = api_id_path(a);
+	struct cmp_port_sel sel = { .kind = CMP_SEL_PORT,
+				    .port_num = path->port_num };
+	const struct xport_port *p = NULL;
+
+	memcpy(e->remote_gid, path->remote_gid, CM_GID_SIZE);
+	e->remote_lid = path->remote_lid;
+	e->grh = path->grh ? 1 : 0;
+	e->local_qpn = f->local_qpn & CMP_QPN_MAX;
+	e->remote_qpn = f->remote_qpn & CMP_QPN_MAX;
+	if (!path->port_num || !path->dev_name[0])
+		return;
+	memcpy(sel.dev_name, path->dev_name, sizeof(sel.dev_name));
+	p = path_sel_port(cmd->xport, &sel);
+	if (!p)
+		return;
+	e->port_index = p->index;
+	e->port_num = path->port_num;
+}
+
 int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		 const struct cmp_list *r, struct cmp_list_reply *out)
 {
@@ -100,8 +124,14 @@ int api_ops_list(struct cmd *cmd, struct srv_client *c,
 		if (a->listener)
 			list_sel(cmd, a, e);
 		else
-			memcpy(e->remote_gid, api_id_path(a)->remote_gid,
-			       CM_GID_SIZE);
+			list_conn(cmd, a, &f, e);
+		/* /proc/PID/comm as read at accept; where the daemon could
+		 * not read it, the name the client gave in HELLO (server.c,
+		 * client_read_comm). */
+		snprintf(e->owner_comm, sizeof(e->owner_comm), "%s",
+			 srv_client_comm(a->client)[0] ?
+				 srv_client_comm(a->client) :
+				 srv_client_name(a->client));
 		out->count++;
 	}
 	out->next_cursor = a ? pos : 0;
@@ -190,7 +220,7 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 	const struct xport_counters *xc =
 		cmd->xport ? xport_counters(cmd->xport) : NULL;
 	uint64_t by_state[ENG_STATE__COUNT] = { 0 };
-	uint64_t heap_in_use, heap_retained;
+	uint64_t heap_in_use, heap_retained, cumulative = 0;
 	const struct {
 		const char *name;
 		uint64_t value;
@@ -264,11 +294,17 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 	for (unsigned int st = 0; st < ENG_STATE__COUNT; st++)
 		cset_add(set, by_state[st], "conns_%s",
 			 eng_state_name((enum eng_state)st));
-	for (unsigned int b = 0; b + 1 < CMD_SETUP_BUCKETS; b++)
-		cset_add(set, cmd->counters.setup_us[b], "setup_us_le_%llu",
-			 1ULL << b);
-	cset_add(set, cmd->counters.setup_us[CMD_SETUP_BUCKETS - 1],
-		 "setup_us_le_inf");
+	/* setup_us_le_N counts the setups of at most N us, as its name and
+	 * a Prometheus "le" bucket say: cumulative, so le_inf counts them
+	 * all (setup_count). The daemon keeps them per bucket. */
+	for (unsigned int b = 0; b < CMD_SETUP_BUCKETS; b++) {
+		cumulative += cmd->counters.setup_us[b];
+		if (b + 1 < CMD_SETUP_BUCKETS)
+			cset_add(set, cumulative, "setup_us_le_%llu",
+				 1ULL << b);
+		else
+			cset_add(set, cumulative, "setup_us_le_inf");
+	}
 }
 
 static int counters_port(struct cmd *cmd, const struct cmp_counters *r,

@@ -85,6 +85,7 @@ struct srv_client {
 	struct ucred cred;
 	uint64_t serial;
 	char name[CMP_CLIENT_NAME_SIZE];
+	char comm[CMP_COMM_SIZE]; /* /proc/PID/comm at accept; "" if unread */
 	bool hello_done;
 	uint16_t version;
 	/* Set while a request of this client is handled: its events wait in
@@ -156,6 +157,50 @@ gid_t srv_client_gid(const struct srv_client *c)
 const char *srv_client_name(const struct srv_client *c)
 {
 	return c->name;
+}
+
+const char *srv_client_comm(const struct srv_client *c)
+{
+	return c->comm;
+}
+
+/*
+ * The peer's process name, for cmctl's LIST: read here, once, right
+ * after SO_PEERCRED named the pid, so that it is that process's (a pid
+ * read later may have been reused) and so that cmctl need not: the pid
+ * is in the daemon's pid namespace (the kernel translates SO_PEERCRED),
+ * which a cmctl in a container does not share. It is not always
+ * readable: cmd.service runs as root with no capabilities and
+ * ProtectProc=invisible, which hides other users' processes from it
+ * (that takes CAP_SYS_PTRACE), and a peer in another pid namespace has
+ * pid 0. Then the name stays empty and LIST gives HELLO's name instead
+ * (libcmclient's default is the program's name, comm's usual source).
+ * Either is what the process chose to be called (prctl(PR_SET_NAME)),
+ * not an identity: the uid is that.
+ */
+static void client_read_comm(struct srv_client *c)
+{
+	char path[32];
+	ssize_t n;
+	int fd;
+
+	c->comm[0] = '\0';
+	if (c->cred.pid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->cred.pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, c->comm, sizeof(c->comm) - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	c->comm[n] = '\0';
+	/* comm ends with a newline; control characters never reach a
+	 * terminal through cmctl. */
+	for (ssize_t i = 0; i < n; i++)
+		if ((unsigned char)c->comm[i] < 0x20 || c->comm[i] == 0x7f)
+			c->comm[i] = i == n - 1 ? '\0' : '?';
 }
 
 uint64_t srv_client_serial(const struct srv_client *c)
@@ -834,6 +879,7 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 		c->srv = srv;
 		c->fd = fd;
 		c->serial = ++srv->next_serial;
+		client_read_comm(c);
 		ev_timer_init(&c->resume, resume_cb, 0., 0.);
 		STAILQ_INIT(&c->out);
 		STAILQ_INIT(&c->deferred);

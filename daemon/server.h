@@ -95,6 +95,8 @@ pid_t srv_client_pid(const struct srv_client *c);
 uid_t srv_client_uid(const struct srv_client *c);
 gid_t srv_client_gid(const struct srv_client *c);
 const char *srv_client_name(const struct srv_client *c);
+/* Its process name (/proc/PID/comm when it connected), or "". */
+const char *srv_client_comm(const struct srv_client *c);
 /* A number that names the client for as long as the daemon runs. */
 uint64_t srv_client_serial(const struct srv_client *c);
 

@@ -505,6 +505,13 @@ static int cmp_check_list_reply(const struct cmp_msg *msg, const char **why)
 			CMP_BAD("LIST_REPLY entry port without a PORT "
 				"selector");
 		CMP_RSVD(e->rsvd1, "LIST_REPLY entry");
+		CMP_RSVD(e->rsvd2, "LIST_REPLY entry");
+		CMP_BOOL(e->grh, "LIST_REPLY entry GRH flag");
+		CMP_MAX(e->remote_qpn, CMP_QPN_MAX,
+			"LIST_REPLY entry remote QPN");
+		CMP_MAX(e->local_qpn, CMP_QPN_MAX,
+			"LIST_REPLY entry local QPN");
+		CMP_STR(e->owner_comm, "LIST_REPLY entry owner name");
 	}
 	return 0;
 }

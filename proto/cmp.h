@@ -103,7 +103,9 @@
  *
  * Version 1 is still open: no release has shipped it, so messages are
  * added to it rather than to a version 2. PORTS and LIST's held_reqs
- * (which moved remote_gid and shrank LIST batches) came that way. From
+ * (which moved remote_gid and shrank LIST batches) came that way, and
+ * so did LIST's port, peer LID, QP numbers and owner_comm (entries of
+ * 104 bytes, batches of 39). From
  * the first release on, a change to a message means a new version.
  */
 #define CMP_VERSION_MIN 1
@@ -138,6 +140,8 @@
 /* IBV_SYSFS_NAME_MAX: the longest RDMA device name libibverbs reports. */
 #define CMP_DEV_NAME_SIZE 64
 #define CMP_COUNTER_NAME_SIZE 32
+/* TASK_COMM_LEN: a process's name in /proc/PID/comm, NUL included. */
+#define CMP_COMM_SIZE 16
 /* A file name in CAPTURE, NUL included. */
 #define CMP_PATH_SIZE 256
 
@@ -856,10 +860,29 @@ struct cmp_list_entry {
 		/* Listeners with a GID selector: that GID; else zero. */
 		uint8_t listen_gid[CM_GID_SIZE];
 	};
+	/*
+	 * Connections (zero for listeners), what `rdma res show cm_id`
+	 * shows of the kernel's: the port of the id's path (a PORTS entry's
+	 * port_index, and its port_num; both 0 before the id has a path),
+	 * the peer's LID (0 on RoCE), grh 1 when the path has a GRH (the
+	 * peer is addressed by remote_gid, else by remote_lid), and the
+	 * local and remote QP numbers (0 until negotiated).
+	 */
+	uint16_t port_index;
+	uint16_t remote_lid;
+	uint32_t local_qpn;
+	uint32_t remote_qpn;
+	uint8_t port_num;
+	uint8_t grh;
+	uint8_t rsvd2[2];
+	/* The owner's process name: /proc/PID/comm as the daemon read it
+	 * when the client connected or, where the daemon may not read it
+	 * (ProtectProc, another pid namespace), HELLO's name, cut to 15. */
+	char owner_comm[CMP_COMM_SIZE];
 };
 
 /* As many entries as fit in CMP_MSG_MAX with the header and count. */
-#define CMP_LIST_BATCH_MAX 56
+#define CMP_LIST_BATCH_MAX 39
 
 /*
  * LIST_REPLY. Its length depends on count: the datagram holds exactly

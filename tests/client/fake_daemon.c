@@ -335,6 +335,18 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 			r.list_reply.entries[1].listen_gid[0] = 0xfe;
 			r.list_reply.entries[1].listen_gid[1] = 0x80;
 			r.list_reply.entries[1].listen_gid[15] = 2;
+		} else {
+			/* The second batch: a connection over a LID-routed
+			 * path on port 1 of port index 3, owned by "srv". */
+			struct cmp_list_entry *e = &r.list_reply.entries[0];
+
+			e->state = CMP_STATE_ESTABLISHED;
+			e->port_index = 3;
+			e->port_num = 1;
+			e->remote_lid = 0x21;
+			e->local_qpn = 0xabcdef;
+			e->remote_qpn = 0x123456;
+			strcpy(e->owner_comm, "srv");
 		}
 		fake_reply(f, req, f->status[type], &r);
 		return;

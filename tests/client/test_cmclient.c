@@ -455,6 +455,15 @@ static void test_query_list_counters(void **state)
 			 CMP_LIST_FILTER_ALL);
 	assert_int_equal(cmc_list(x->ch, CMC_LIST_ALL, &cursor, le), 1);
 	assert_int_equal(cursor, 0);
+	/* A connection: its port, peer LID, QPNs and owner's name. */
+	assert_int_equal(le[0].state, CMC_STATE_ESTABLISHED);
+	assert_int_equal(le[0].port_index, 3);
+	assert_int_equal(le[0].port_num, 1);
+	assert_int_equal(le[0].grh, 0);
+	assert_int_equal(le[0].remote_lid, 0x21);
+	assert_int_equal(le[0].local_qpn, 0xabcdef);
+	assert_int_equal(le[0].remote_qpn, 0x123456);
+	assert_string_equal(le[0].owner_comm, "srv");
 	assert_int_equal(fake_last(x->f, CMP_TYPE_LIST)->list.cursor, 7);
 	assert_int_equal(cmc_list(x->ch, (enum cmc_list_filter)0, &cursor, le),
 			 -EINVAL);

@@ -393,7 +393,7 @@ static void test_overlap_eaddrinuse(void **state)
 			 -ENODEV);
 	/* cmctl says where each listens. */
 	cmctl_shows(w, "\\*");
-	cmctl_shows(l[1], B_DEV ":1");
+	cmctl_shows(l[1], B_DEV "/1");
 	cmctl_shows(l[3], "::ffff:" B_IP2);
 	/* A destroyed listener's claim is free again. */
 	assert_int_equal(cmc_destroy_id(l[0]), 0);

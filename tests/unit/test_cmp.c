@@ -435,6 +435,16 @@ static void build(struct cmp_msg *m, struct example ex)
 			e->sel_port_index = i ? 0 : 2;
 			e->sel_port_num = i ? 0 : 1;
 			fill_bytes(e->remote_gid, CM_GID_SIZE, (uint8_t)i);
+			if (i) {
+				e->port_index = (uint16_t)(4 + i);
+				e->port_num = 1;
+				e->remote_lid = (uint16_t)(0x30 + i);
+				e->grh = i == 2;
+				e->local_qpn = 0xabc00 + i;
+				e->remote_qpn = 0xdef00 + i;
+				snprintf(e->owner_comm, CMP_COMM_SIZE, "proc%u",
+					 i);
+			}
 		}
 		break;
 	case CMP_TYPE_COUNTERS:
@@ -799,6 +809,15 @@ static void assert_fields(const struct cmp_msg *a, const struct cmp_msg *b)
 		assert_int_equal(b->list_reply.entries[0].sel, CMP_SEL_PORT);
 		assert_int_equal(b->list_reply.entries[0].sel_port_index, 2);
 		assert_int_equal(b->list_reply.entries[0].sel_port_num, 1);
+		assert_int_equal(b->list_reply.entries[1].port_index, 5);
+		assert_int_equal(b->list_reply.entries[1].port_num, 1);
+		assert_int_equal(b->list_reply.entries[1].remote_lid, 0x31);
+		assert_int_equal(b->list_reply.entries[1].grh, 0);
+		assert_int_equal(b->list_reply.entries[2].grh, 1);
+		assert_int_equal(b->list_reply.entries[2].local_qpn, 0xabc02);
+		assert_int_equal(b->list_reply.entries[2].remote_qpn, 0xdef02);
+		assert_string_equal(b->list_reply.entries[2].owner_comm,
+				    "proc2");
 		assert_true(b->list_reply.next_cursor == 0x6666);
 	} else if (a->hdr.type == CMP_TYPE_PORTS_REPLY) {
 		const struct cmp_port_entry *e = &b->ports_reply.entries[1];
@@ -1116,7 +1135,7 @@ static void test_full_batches(void **state)
 		m.list_reply.entries[i].qp_type = CMP_QP_TYPE_UD;
 	}
 	n = cmp_encode(&m, buf, sizeof(buf));
-	assert_int_equal(n, 16 + 16 + 72 * CMP_LIST_BATCH_MAX);
+	assert_int_equal(n, 16 + 16 + 104 * CMP_LIST_BATCH_MAX);
 	assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
 	assert_int_equal(d.list_reply.entries[CMP_LIST_BATCH_MAX - 1].id,
 			 CMP_LIST_BATCH_MAX);
@@ -1741,6 +1760,15 @@ static void test_malformed_replies(void **state)
 	    "LIST_REPLY entry port without a PORT selector");
 	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[2].rsvd1 = 1,
 	    "LIST_REPLY entry reserved bytes not zero");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[1].rsvd2[1] = 1,
+	    "LIST_REPLY entry reserved bytes not zero");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[1].grh = 2,
+	    "LIST_REPLY entry GRH flag not 0 or 1");
+	BAD(CMP_TYPE_LIST_REPLY, m->list_reply.entries[1].remote_qpn = 1u << 24,
+	    "LIST_REPLY entry remote QPN out of range");
+	BAD(CMP_TYPE_LIST_REPLY,
+	    memset(m->list_reply.entries[1].owner_comm, 'a', CMP_COMM_SIZE),
+	    "LIST_REPLY entry owner name not NUL-terminated");
 
 	BAD(CMP_TYPE_PORTS_REPLY,
 	    (m->reply.status = -EIO,
