@@ -107,7 +107,18 @@ int cmctl_failed(const char *what, int err)
 	 * and then cannot read each other's LIST: the window of an upgrade
 	 * in place between the package's unpacking and the restart.
 	 */
-	fprintf(stderr, "cmctl: %s: %s%s\n", what, cmc_strerror(err),
+	const char *why = cmc_last_error();
+	size_t n = strcspn(what, " "); /* "capture start": "capture" */
+
+	/* The daemon's reason names the check ("capture: cannot open
+	 * PATH: ..."); cmc_strerror() only the errno. */
+	if (*why && !strncmp(why, what, n) && why[n] == ':')
+		fprintf(stderr, "cmctl: %s", why);
+	else if (*why)
+		fprintf(stderr, "cmctl: %s: %s", what, why);
+	else
+		fprintf(stderr, "cmctl: %s: %s", what, cmc_strerror(err));
+	fprintf(stderr, "%s\n",
 		err == -EPERM  ? " (root or the daemon's admin group only; "
 				 "try --client)" :
 		err == -EPROTO ? " (a cmd older or newer than this cmctl? "
@@ -789,8 +800,11 @@ int main(int argc, char **argv)
 	if (rc == -ETIMEDOUT)
 		return no_answer();
 	if (rc) {
-		fprintf(stderr, "cmctl: cannot reach cmd at %s: %s\n",
-			sock_shown, cmc_strerror(rc));
+		if (*cmc_last_error()) /* "cannot reach cmd at PATH: ..." */
+			fprintf(stderr, "cmctl: %s\n", cmc_last_error());
+		else
+			fprintf(stderr, "cmctl: cannot reach cmd at %s: %s\n",
+				sock_shown, cmc_strerror(rc));
 		return CMCTL_EXIT_FAIL;
 	}
 	cmc_set_request_timeout(ch, (int)ceil(timeout_s * 1000));

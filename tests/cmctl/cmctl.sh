@@ -158,6 +158,16 @@ assert o == {"capture": "started", "path": sys.argv[2]}, o
 check "capture --json stop parses" sh -c "'$CMCTL' -s '$S1' --json capture \
 	stop | $PY -c 'import json,sys; assert json.load(sys.stdin) == {\"capture\": \"stopped\"}'"
 
+# ---- the daemon's and the library's reasons (issue 18, point 2) -----
+out=$("$CMCTL" -s "$S1" capture start /nonexistent-dir/x.pcap 2>&1)
+echo "--- cmctl capture start /nonexistent-dir/x.pcap: $out"
+check "capture to a missing directory names the file and the reason" \
+	test "$out" = "cmctl: capture: cannot open /nonexistent-dir/x.pcap: No such file or directory"
+out=$("$CMCTL" -s /nonexistent-dir/cmd.sock ports 2>&1)
+echo "--- cmctl -s /nonexistent-dir/cmd.sock ports: $out"
+check "an unreachable socket names the path and the reason" \
+	test "$out" = "cmctl: cannot reach cmd at /nonexistent-dir/cmd.sock: No such file or directory"
+
 # ---- one port notation ----------------------------------------------
 check "ports prints sim1/1" sh -c "'$CMCTL' -s '$S1' ports | grep -q '^sim1/1 '"
 "$CMCTL" -s "$S1" counters --port sim1/1 | awk '{ print $1 }' \
