@@ -14,8 +14,7 @@
 #define CMD_REFUSE_H
 
 /* Record the reason, unless one is already recorded; returns err. */
-int refuse(int err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int refuse(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void refuse_clear(void);
 

@@ -199,8 +199,6 @@ MANPATH="$dest$mandir" LC_ALL=C MANWIDTH=80 man -P cat cmc_connect_ip 2>&1 | sed
 # those of the running system (/run, /dev, /proc, /sys, /tmp, /var: the
 # socket, devices, state, logs), and no page may name a file of the source
 # tree (docs/..., client-lib/..., tests/...).
-# KNOWN: cmctl.8 (not this change's page) cites docs/OPERATIONS.md, which
-# is installed as $docdir/OPERATIONS.md; it is reported, not failed.
 find "$dest$mandir" -type f -name '*.[1-8]' | sort | while read -r page; do
 	LC_ALL=C MANWIDTH=1000 man -l -P cat "$page" 2>/dev/null |
 		python3 -c '
@@ -217,13 +215,6 @@ for m in re.finditer(r"(?<![\w./:~-])(?:docs|client-lib|tests|tools|daemon|proto
 			# shellcheck disable=SC2086 # a glob (umad*) may be part of it
 			if ! ls -d "$dest"$path >/dev/null 2>&1; then
 				echo "FAIL: $name cites $path, which is not installed"
-				echo x >>"$tmp/cites"
-			fi ;;
-		src:docs/OPERATIONS.md)
-			if [ "$name" = cmctl.8 ]; then
-				echo "NOTE: $name cites docs/OPERATIONS.md (installed as $docdir/OPERATIONS.md)"
-			else
-				echo "FAIL: $name cites the source tree's $path"
 				echo x >>"$tmp/cites"
 			fi ;;
 		src:*)

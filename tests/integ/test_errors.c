@@ -162,7 +162,8 @@ static void test_debug_log(void **state)
 		"RTU of id ",
 		"refused: Invalid argument (RTU not allowed in state IDLE",
 		"LISTEN of id ",
-		"refused: Address already in use (service id 0x0000000000007700",
+		"refused: Address already in use (service id "
+		"0x0000000000007700",
 		"CAPTURE refused: No such file or directory (capture: cannot "
 		"open /nonexistent-dir/x.pcap",
 	};
