@@ -65,6 +65,16 @@ def spawn(args, env, fd3=None, log=None):
         stdout=log, stderr=subprocess.STDOUT if log else subprocess.PIPE)
 
 
+def finish(p):
+    """stderr of a daemon expected to exit; killed (and -9) if it
+    does not within the guard."""
+    try:
+        return p.communicate(timeout=GUARD)[1].decode()
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.communicate()[1].decode()
+
+
 def state(pid):
     with open(f"/proc/{pid}/stat") as f:
         return f.read().rsplit(")", 1)[1].split()[0]
@@ -141,7 +151,7 @@ def main():
         st.bind(f"{d}/stream.sock")
         st.listen()
         p = spawn(sim + ["--socket", f"{d}/x.sock"], env, fd3=st)
-        out = p.communicate(timeout=GUARD)[1].decode()
+        out = finish(p)
         check(p.returncode == 2, f"a SOCK_STREAM socket: exit 2 ({p.returncode})")
         want = ("cmd: socket activation: fd 3 is not a listening "
                 "SOCK_SEQPACKET Unix socket (ListenSequentialPacket=)")
@@ -154,7 +164,7 @@ def main():
         sq.listen()
         p = spawn(sim + ["--socket", f"{d}/x.sock"],
                   dict(env, LISTEN_FDNAMES="other.socket"), fd3=sq)
-        out = p.communicate(timeout=GUARD)[1].decode()
+        out = finish(p)
         check(p.returncode == 2, f"a socket named other.socket: exit 2 ({p.returncode})")
         want = ("cmd: socket activation: the socket passed is named "
                 "'other.socket' (LISTEN_FDNAMES), expected 'cmd.socket'")
@@ -170,7 +180,7 @@ def main():
         check(True, "a client connects to the inherited socket")
         c.close()
         p.send_signal(signal.SIGTERM)
-        out = p.communicate(timeout=GUARD)[1].decode()
+        out = finish(p)
         check(p.returncode == 0, f"exit 0 ({p.returncode})")
         check("serving 1 port(s) on an inherited socket" in out,
               "the daemon served the inherited socket")
