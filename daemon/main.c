@@ -96,7 +96,7 @@ static void usage(FILE *f)
 		"value,"
 		" keys as below)\n"
 		"  -s, --socket PATH        client socket (default %s)\n"
-		"  -d, --device DEV[:PORT]  serve this device/port (repeat; "
+		"  -d, --device DEV[/PORT]  serve this device/port (repeat; "
 		"default: all)\n"
 		"      --sim HUB            use the simulated fabric at socket "
 		"HUB\n"
