@@ -688,6 +688,8 @@ static int opts_init(struct opts *o)
  * limits, timeouts and the capture keep their start-up values: changing
  * them needs a restart (docs/OPERATIONS.md). A file with any error
  * changes nothing and the warning names the option and the value.
+ * Contradictions are not looked for: the file alone is read here, and
+ * the command line may give the other half (--sim for a file's node).
  */
 static void reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
@@ -702,7 +704,7 @@ static void reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	n = malloc(sizeof(*n));
 	if (!n || opts_init(n)) {
 		log_warn("SIGHUP: out of memory, nothing changed");
-	} else if (config_file(n, o->config_path) || contradictions(n) ||
+	} else if (config_file(n, o->config_path) ||
 		   (authz_set_listener_held(n->cfg.authz,
 					    n->cfg.eng.max_held) &&
 		    opt_fail(n, "%s: max-held-per-user is below max-held",
