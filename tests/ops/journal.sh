@@ -81,12 +81,14 @@ systemd-cat -t cmd-prefix --level-prefix=true env INVOCATION_ID=0123 \
 # And natively.
 : >"$dir/err.log"
 JOURNAL_STREAM=$(stat -c '%d:%i' "$dir/err.log") "$CMD" --config /dev/null \
-	--node 4 2>>"$dir/err.log"
+	--node 4 2>>"$dir/err.log" &
+errpid=$!
+wait $errpid
 
 journalctl --sync 2>/dev/null || sleep 1
 journalctl --directory=/run/log/journal -o json >"$dir/journal.json" ||
 	fail "journalctl"
-/usr/bin/python3 - "$dir/journal.json" "$daemon" <<'PY' || fail "journal entries"
+/usr/bin/python3 - "$dir/journal.json" "$daemon" "$errpid" <<'PY' || fail "journal entries"
 import json, re, sys
 
 entries = [json.loads(line) for line in open(sys.argv[1])]
@@ -138,8 +140,10 @@ msgs = [(e.get("MESSAGE"), e.get("PRIORITY")) for e in pre]
 check(msgs == [("cmd: --max-held: 'abc' is not a number from 0 to 1048576", "3"),
                ("Try 'cmd --help' for more information.", "3")],
       f"start-up error through <N> prefixes at priority 3: {msgs}")
-nat = find(lambda e: e.get("_TRANSPORT") == "journal" and e.get("_PID") != pid
-           and e.get("_COMM") == "cmd")
+# By _PID (from the socket's credentials): a process gone by the time
+# journald reads its datagrams has no _COMM.
+nat = find(lambda e: e.get("_TRANSPORT") == "journal" and
+           e.get("_PID") == sys.argv[3])
 msgs = [(e.get("MESSAGE"), e.get("PRIORITY")) for e in nat]
 check(msgs == [("cmd: --node is for --sim: there is no --sim", "3"),
                ("Try 'cmd --help' for more information.", "3")],
