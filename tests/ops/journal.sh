@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2094 # stat names the file the daemon appends to: its JOURNAL_STREAM
 # SPDX-License-Identifier: MIT
 #
 # The daemon's log in a real journal (issue 18): Debian's systemd-journald

@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086 # $C is two words on purpose
 # SPDX-License-Identifier: MIT
 #
 # The daemon's start-up errors (issue 18): each bad option, config file or
@@ -89,8 +90,10 @@ for d in rxe0/1 rxe0:1 rxe0; do
 	fi
 done
 # Help is asked for: on stdout, exit 0.
-"$CMD" --help >"$tmp/out" 2>&1 && grep -q '^usage: cmd' "$tmp/out" ||
-	{ echo "FAIL: cmd --help" >&2; fail=1; }
+if ! "$CMD" --help >"$tmp/out" 2>&1 || ! grep -q '^usage: cmd' "$tmp/out"; then
+	echo "FAIL: cmd --help" >&2
+	fail=1
+fi
 grep -q 'DEV\[/PORT\]' "$tmp/out" ||
 	{ echo "FAIL: cmd --help does not show DEV[/PORT]" >&2; fail=1; }
 
