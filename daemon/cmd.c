@@ -36,16 +36,30 @@ uint64_t cmd_now(void)
  * send with reason 1 (timeout) means our retries ran out, or an app gave
  * up on a REQ it had sent; reason 10 is a stale connection.
  */
-static void cmd_log_rej(const char *dir, uint16_t port,
+static void cmd_log_rej(struct cmd *cmd, const char *dir, uint16_t port,
 			const struct eng_addr *peer, const struct cm_msg *msg)
 {
+	const struct xport_port *xp = xport_port(cmd->xport, port);
+	/* Our comm id is the local one of a REJ we send, the remote one of
+	 * a REJ we receive. */
+	bool sent = !strcmp(dir, "sent to");
+	const struct log_ctx ctx = {
+		.has_comm = true,
+		.local_comm_id =
+			sent ? msg->rej.local_comm_id : msg->rej.remote_comm_id,
+		.remote_comm_id =
+			sent ? msg->rej.remote_comm_id : msg->rej.local_comm_id,
+		.device = xp ? xp->dev : NULL,
+		.port = xp ? xp->port_num : 0,
+	};
 	char gid[INET6_ADDRSTRLEN], where[64];
 
 	if (peer->grh && inet_ntop(AF_INET6, peer->gid, gid, sizeof(gid)))
 		snprintf(where, sizeof(where), "GID %s", gid);
 	else
 		snprintf(where, sizeof(where), "LID %u", peer->lid);
-	log_notice("port %u: REJ %s %s: comm %08x/%08x, reason %u (%s), "
+	log_ctx_at(LOG_LVL_NOTICE, &ctx,
+		   "port %u: REJ %s %s: comm %08x/%08x, reason %u (%s), "
 		   "rejects %s",
 		   port, dir, where, msg->rej.local_comm_id,
 		   msg->rej.remote_comm_id, msg->rej.reason,
@@ -87,7 +101,7 @@ static void count_tx(struct cmd *cmd, uint16_t port, const struct eng_addr *to,
 	capture_mad(cmd->cap, CAPTURE_TX, xport_port(cmd->xport, port), to, mad,
 		    CM_MAD_SIZE);
 	if (msg->type == CM_MSG_REJ)
-		cmd_log_rej("sent to", port, to, msg);
+		cmd_log_rej(cmd, "sent to", port, to, msg);
 }
 
 static int eng_send_cb(void *ctx, const struct eng_addr *to,
@@ -199,7 +213,7 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 		if (f.code == CM_FAULT_RESERVED)
 			cmd->counters.mad_reserved_set++;
 		if (msg.type == CM_MSG_REJ)
-			cmd_log_rej("from", rx[i].port, &rx[i].from, &msg);
+			cmd_log_rej(cmd, "from", rx[i].port, &rx[i].from, &msg);
 		/* The transports set from.port to the port it arrived on;
 		 * the engine charges what it makes of the MAD to it. */
 		eng_recv(cmd->eng, &rx[i].from, &msg, now);
@@ -211,13 +225,16 @@ static void port_event_cb(void *ctx, const struct xport_event *ev)
 	struct cmd *cmd = ctx;
 	const struct xport_port *p = ev->port;
 
+	const struct log_ctx lc = { .device = p ? p->dev : NULL,
+				    .port = p ? p->port_num : 0 };
+
 	cmd->counters.port_events++;
-	log_msg(ev->type == XPORT_EV_PORT_DOWN ||
-				ev->type == XPORT_EV_DEVICE_REMOVED ?
-			LOG_LVL_NOTICE :
-			LOG_LVL_INFO,
-		"%s port %u: %s", p ? p->dev : "?", p ? p->port_num : 0,
-		xport_event_name(ev->type));
+	log_ctx_msg(ev->type == XPORT_EV_PORT_DOWN ||
+				    ev->type == XPORT_EV_DEVICE_REMOVED ?
+			    LOG_LVL_NOTICE :
+			    LOG_LVL_INFO,
+		    &lc, "%s port %u: %s", p ? p->dev : "?",
+		    p ? p->port_num : 0, xport_event_name(ev->type));
 	switch (ev->type) {
 	case XPORT_EV_PORT_DOWN:
 		api_port_down(cmd, ev->index);

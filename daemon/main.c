@@ -13,9 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "cmd.h"
 #include "cmd_config.h"
@@ -25,6 +28,18 @@
 
 #define CMD_DEFAULT_SOCKET "/run/cmd/cmd.sock"
 #define CMD_MAX_SEL 32
+
+/*
+ * Exit status of a configuration error: a bad option or config file
+ * line, options that contradict each other, a config file or socket
+ * directory that cannot be used. cmd.service names it in
+ * RestartPreventExitStatus= (starting again would fail the same way);
+ * 1 is any other start-up failure.
+ */
+#define CMD_EXIT_CONFIG 2
+
+/* The name of the systemd socket unit's socket (FileDescriptorName=). */
+#define CMD_LISTEN_FDNAME "cmd.socket"
 
 struct opts {
 	struct cmd_config cfg;
@@ -42,7 +57,35 @@ struct opts {
 	enum log_level file_level;
 	/* authz rules: where the option being applied comes from */
 	char origin[PATH_MAX + 16];
+	bool resume_set; /* --resume-timeout was given */
+	/* Why the last option failed, naming it and the value. */
+	char err[PATH_MAX + 256];
 };
+
+/* The option's name as the user wrote it, in o->err's messages. */
+static const char *opt_where(struct opts *o, const char *name, bool from_file)
+{
+	static char where[PATH_MAX + 128];
+
+	if (from_file)
+		snprintf(where, sizeof(where), "%s: %s", o->origin, name);
+	else
+		snprintf(where, sizeof(where), "--%s", name);
+	return where;
+}
+
+static int opt_fail(struct opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int opt_fail(struct opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(o->err, sizeof(o->err), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
 
 static void usage(FILE *f)
 {
@@ -53,7 +96,7 @@ static void usage(FILE *f)
 		"value,"
 		" keys as below)\n"
 		"  -s, --socket PATH        client socket (default %s)\n"
-		"  -d, --device DEV[:PORT]  serve this device/port (repeat; "
+		"  -d, --device DEV[/PORT]  serve this device/port (repeat; "
 		"default: all)\n"
 		"      --sim HUB            use the simulated fabric at socket "
 		"HUB\n"
@@ -171,18 +214,25 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int number(const char *name, const char *arg, unsigned long max,
-		  unsigned long *out)
+/* The long name of an option (getopt's value), for messages. */
+static const char *opt_name(int opt)
+{
+	for (const struct option *l = long_opts; l->name; l++)
+		if (l->val == opt)
+			return l->name;
+	return "?";
+}
+
+static int number(struct opts *o, const char *where, const char *arg,
+		  unsigned long min, unsigned long max, unsigned long *out)
 {
 	char *end;
 
 	errno = 0;
 	*out = strtoul(arg, &end, 0);
-	if (errno || !*arg || *end || *out > max) {
-		fprintf(stderr, "cmd: %s: '%s' is not a number up to %lu\n",
-			name, arg, max);
-		return -EINVAL;
-	}
+	if (errno || !*arg || *end || *arg == '-' || *out > max || *out < min)
+		return opt_fail(o, "%s: '%s' is not a number from %lu to %lu",
+				where, arg, min, max);
 	return 0;
 }
 
@@ -194,7 +244,7 @@ static const char *keep(struct opts *o, const char *s)
 	return o->strings[o->nstrings++];
 }
 
-static int config_file(struct opts *o, const char *path, bool reload);
+static int config_file(struct opts *o, const char *path);
 
 static const char *const level_names[] = {
 	[LOG_LVL_ERR] = "err",	     [LOG_LVL_WARN] = "warn",
@@ -202,46 +252,71 @@ static const char *const level_names[] = {
 	[LOG_LVL_DEBUG] = "debug",
 };
 
-static int level_parse(const char *arg, enum log_level *out)
+static int level_parse(struct opts *o, const char *where, const char *arg,
+		       enum log_level *out)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(level_names); i++)
 		if (!strcmp(arg, level_names[i])) {
 			*out = (enum log_level)i;
 			return 0;
 		}
-	fprintf(stderr, "cmd: unknown log level '%s'\n", arg);
-	return -EINVAL;
+	return opt_fail(o,
+			"%s: '%s' is not a log level (err, warn, notice, info, "
+			"debug)",
+			where, arg);
+}
+
+/*
+ * --device DEV[/PORT]: the notation of `cmctl ports` and iproute2's `rdma
+ * link` (mlx5_0/1); DEV:PORT is still accepted.
+ */
+static int device_parse(struct opts *o, const char *where, const char *arg,
+			struct xport_port_sel *sel)
+{
+	size_t n = strcspn(arg, "/:");
+	unsigned long v;
+
+	if (!n || n >= XPORT_DEV_NAME_MAX)
+		return opt_fail(o, "%s: '%s' is not a device name%s", where,
+				arg, n ? " (too long)" : "");
+	memset(sel, 0, sizeof(*sel));
+	memcpy(sel->dev, arg, n);
+	sel->dev[n] = '\0';
+	if (arg[n]) {
+		if (number(o, where, arg + n + 1, 1, 255, &v))
+			return opt_fail(o,
+					"%s: '%s': the port after '%c' is not "
+					"a number from 1 to 255",
+					where, arg, arg[n]);
+		sel->port_num = (uint8_t)v;
+	}
+	return 0;
 }
 
 /* One option, from the command line or a config file line. */
-static int apply(struct opts *o, int opt, const char *name, const char *arg,
-		 bool from_file)
+static int apply(struct opts *o, int opt, const char *arg, bool from_file)
 {
+	const char *where = opt_where(o, opt_name(opt), from_file);
 	struct cmd_config *c = &o->cfg;
 	unsigned long v;
-	char *colon;
 
 	if (from_file && arg)
 		arg = keep(o, arg);
 	switch (opt) {
 	case 'c':
 		o->config_path = arg;
-		return config_file(o, arg, false);
+		return config_file(o, arg);
 	case 's':
+		if (!*arg)
+			return opt_fail(o, "%s: the path is empty", where);
 		c->socket_path = arg;
 		return 0;
 	case 'd':
 		if (c->xport.n_sel >= CMD_MAX_SEL)
-			return -E2BIG;
-		snprintf(o->sel[c->xport.n_sel].dev, XPORT_DEV_NAME_MAX, "%s",
-			 arg);
-		colon = strchr(o->sel[c->xport.n_sel].dev, ':');
-		if (colon) {
-			*colon = '\0';
-			if (number(name, colon + 1, 255, &v))
-				return -EINVAL;
-			o->sel[c->xport.n_sel].port_num = (uint8_t)v;
-		}
+			return opt_fail(o, "%s: more than %u devices", where,
+					CMD_MAX_SEL);
+		if (device_parse(o, where, arg, &o->sel[c->xport.n_sel]))
+			return -EINVAL;
 		c->xport.n_sel++;
 		return 0;
 	case OPT_SIM:
@@ -249,12 +324,12 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 		c->xport.hub_path = arg;
 		return 0;
 	case OPT_NODE:
-		if (number(name, arg, 65535, &v) || !v)
+		if (number(o, where, arg, 1, 65535, &v))
 			return -EINVAL;
 		c->xport.node = (uint16_t)v;
 		return 0;
 	case OPT_SIM_PORTS:
-		if (number(name, arg, XPORT_MAX_PORTS, &v) || !v)
+		if (number(o, where, arg, 1, XPORT_MAX_PORTS, &v))
 			return -EINVAL;
 		c->xport.sim_port_count = (unsigned int)v;
 		return 0;
@@ -262,9 +337,9 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 		c->xport.sim_roce = true;
 		return 0;
 	case 'l': {
-		enum log_level lvl;
+		enum log_level lvl = LOG_LVL_INFO;
 
-		if (level_parse(arg, &lvl))
+		if (level_parse(o, where, arg, &lvl))
 			return -EINVAL;
 		if (from_file) {
 			o->file_level = lvl;
@@ -272,68 +347,68 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 		} else {
 			o->cmdline_level = (int)lvl;
 		}
-		log_set_level(lvl);
 		return 0;
 	}
 	case OPT_MAX_HELD:
-		if (number(name, arg, 1u << 20, &v))
+		if (number(o, where, arg, 0, 1u << 20, &v))
 			return -EINVAL;
 		c->eng.max_held = (unsigned int)v;
 		return 0;
 	case OPT_MRA_TIMEOUT:
-		if (number(name, arg, 31, &v))
+		if (number(o, where, arg, 0, 31, &v))
 			return -EINVAL;
 		c->eng.mra_service_timeout = (uint8_t)v;
 		return 0;
 	case OPT_PLT:
-		if (number(name, arg, 30, &v))
+		if (number(o, where, arg, 0, 30, &v))
 			return -EINVAL;
 		c->path.packet_life_time = (uint8_t)v;
 		return 0;
 	case OPT_CM_TIMEOUT:
-		if (number(name, arg, 31, &v))
+		if (number(o, where, arg, 0, 31, &v))
 			return -EINVAL;
 		c->cm_response_timeout = (uint8_t)v;
 		return 0;
 	case OPT_CM_RETRIES:
-		if (number(name, arg, 15, &v))
+		if (number(o, where, arg, 0, 15, &v))
 			return -EINVAL;
 		c->max_cm_retries = (uint8_t)v;
 		return 0;
 	case OPT_MAX_CLIENTS:
-		if (number(name, arg, 1u << 20, &v) || !v)
+		if (number(o, where, arg, 1, 1u << 20, &v))
 			return -EINVAL;
 		c->max_clients = (unsigned int)v;
 		return 0;
 	case OPT_MAX_IDS:
-		if (number(name, arg, 1u << 24, &v) || !v)
+		if (number(o, where, arg, 1, 1u << 24, &v))
 			return -EINVAL;
 		c->max_ids = (unsigned int)v;
 		return 0;
 	case OPT_MAX_QUEUED:
-		if (number(name, arg, 1u << 24, &v) || !v)
+		if (number(o, where, arg, 1, 1u << 24, &v))
 			return -EINVAL;
 		c->max_queued = (unsigned int)v;
 		return 0;
 	case OPT_PCAP:
+		if (!*arg)
+			return opt_fail(o, "%s: the path is empty", where);
 		c->pcap_path = arg;
 		return 0;
 	case OPT_STATE_FILE:
 		c->state_path = arg;
 		return 0;
 	case OPT_RESUME_TIMEOUT:
-		if (number(name, arg, 3600, &v))
+		if (number(o, where, arg, 0, 3600, &v))
 			return -EINVAL;
 		c->resume_ms = (unsigned int)v * 1000;
+		o->resume_set = true;
 		return 0;
 	case OPT_ADMIN_GROUP: {
 		/* ops: resolved once, at start (and checked on reload). */
 		struct group *g = getgrnam(arg);
 
-		if (!g) {
-			fprintf(stderr, "cmd: %s: no group '%s'\n", name, arg);
-			return -EINVAL;
-		}
+		if (!g)
+			return opt_fail(o, "%s: no group '%s'", where, arg);
 		c->admin_group = arg;
 		c->admin_gid = g->gr_gid;
 		c->has_admin_gid = true;
@@ -341,14 +416,17 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 	}
 	case OPT_LISTEN_ALLOW:
 	case OPT_LISTEN_DENY:
-		return authz_add_rule(c->authz, opt == OPT_LISTEN_ALLOW, arg,
-				      from_file ? o->origin : "command line");
+		/* authz prints its own reason, naming the origin. */
+		if (authz_add_rule(c->authz, opt == OPT_LISTEN_ALLOW, arg,
+				   from_file ? o->origin : "command line"))
+			return opt_fail(o, "%s: bad rule '%s'", where, arg);
+		return 0;
 	case OPT_MAX_IDS_USER:
 	case OPT_MAX_LISTENERS_USER:
 	case OPT_MAX_HELD_USER: {
 		struct authz_limits *lim = authz_limits(c->authz);
 
-		if (number(name, arg, 1u << 24, &v))
+		if (number(o, where, arg, 0, 1u << 24, &v))
 			return -EINVAL;
 		*(opt == OPT_MAX_IDS_USER	? &lim->ids :
 		  opt == OPT_MAX_LISTENERS_USER ? &lim->listeners :
@@ -356,30 +434,40 @@ static int apply(struct opts *o, int opt, const char *name, const char *arg,
 		return 0;
 	}
 	}
-	return -EINVAL;
+	return opt_fail(o, "%s: not an option", where);
 }
 
 /*
  * "key = value" lines; '#' starts a comment; keys are the long options.
- * 'reload' (SIGHUP): check every line as usual but take only log-level
- * from it, into o->file_level; nothing else changes in a running daemon.
+ * A file that cannot be read as one (missing, a directory, unreadable)
+ * is an error naming it and why.
  */
-static int config_file(struct opts *o, const char *path, bool reload)
+static int config_file(struct opts *o, const char *path)
 {
-	FILE *f = fopen(path, "r");
 	char line[PATH_MAX + 64];
 	unsigned int lineno = 0;
+	struct stat st;
 	int rc = 0;
+	FILE *f;
 
-	if (!f) {
-		fprintf(stderr, "cmd: %s: %s\n", path, strerror(errno));
-		return -errno;
+	f = fopen(path, "r");
+	if (!f)
+		return opt_fail(o, "config file %s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) || S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return opt_fail(o, "config file %s: %s", path,
+				strerror(S_ISDIR(st.st_mode) ? EISDIR : errno));
 	}
 	while (!rc && fgets(line, sizeof(line), f)) {
 		char *key = line, *val, *end;
 		const struct option *opt;
 
 		lineno++;
+		snprintf(o->origin, sizeof(o->origin), "%s:%u", path, lineno);
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = opt_fail(o, "%s: line too long", o->origin);
+			break;
+		}
 		line[strcspn(line, "#\n")] = '\0';
 		key += strspn(key, " \t");
 		if (!*key)
@@ -399,67 +487,101 @@ static int config_file(struct opts *o, const char *path, bool reload)
 			if (!strcmp(opt->name, key))
 				break;
 		if (!opt->name || opt->val == 'c' || opt->val == 'h' ||
-		    opt->val == 'V' || (opt->has_arg && !val)) {
-			fprintf(stderr,
-				"cmd: %s:%u: unknown or incomplete "
-				"option '%s'\n",
-				path, lineno, key);
-			rc = -EINVAL;
+		    opt->val == 'V') {
+			rc = opt_fail(o, "%s: unknown option '%s'", o->origin,
+				      key);
 			break;
 		}
-		snprintf(o->origin, sizeof(o->origin), "%s:%u", path, lineno);
-		if (reload) {
-			if (opt->val == 'l') {
-				rc = level_parse(val, &o->file_level);
-				o->file_level_set = !rc;
-			}
-		} else {
-			rc = apply(o, opt->val, key, val, true);
+		if (opt->has_arg && !val) {
+			rc = opt_fail(o, "%s: %s: no value ('%s = VALUE')",
+				      o->origin, key, key);
+			break;
 		}
-		if (rc)
-			fprintf(stderr, "cmd: %s:%u: bad value for %s\n", path,
-				lineno, key);
+		if (!opt->has_arg && val && *val) {
+			rc = opt_fail(o, "%s: %s takes no value, got '%s'",
+				      o->origin, key, val);
+			break;
+		}
+		rc = apply(o, opt->val, val, true);
 	}
+	if (!rc && ferror(f))
+		rc = opt_fail(o, "config file %s: %s", path, strerror(EIO));
 	fclose(f);
 	return rc;
 }
 
-/* systemd socket activation (sd_listen_fds(3)): fd 3 when it is ours. */
-static int inherited_socket(void)
+/*
+ * Options that make no sense together, found after all were read:
+ * refused, naming both, rather than one silently ignored.
+ */
+static int contradictions(struct opts *o)
 {
-	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	const struct cmd_config *c = &o->cfg;
+	bool sim = c->xport.kind == XPORT_KIND_SIM;
 
-	if (!pid || !fds || strtol(pid, NULL, 10) != getpid() ||
-	    strtol(fds, NULL, 10) < 1)
-		return -1;
-	unsetenv("LISTEN_PID");
-	unsetenv("LISTEN_FDS");
-	unsetenv("LISTEN_FDNAMES");
-	return 3;
+	if (sim && !c->xport.node)
+		return opt_fail(o, "--sim needs --node");
+	if (!sim && c->xport.node)
+		return opt_fail(o, "--node is for --sim: there is no --sim");
+	if (!sim && c->xport.sim_port_count)
+		return opt_fail(o,
+				"--sim-ports is for --sim: there is no --sim");
+	if (!sim && c->xport.sim_roce)
+		return opt_fail(o,
+				"--sim-roce is for --sim: there is no --sim");
+	if (sim && c->xport.n_sel)
+		return opt_fail(o, "--device and --sim: the simulated fabric "
+				   "serves its own ports, not devices");
+	if (c->state_path && !c->state_path[0] && o->resume_set)
+		return opt_fail(o, "--resume-timeout and --state-file '': "
+				   "without a state file nothing resumes");
+	return 0;
 }
 
-/* sd_notify(3), without linking libsystemd. */
-static void notify(const char *msg)
+/*
+ * systemd socket activation (sd_listen_fds_with_names(3)): exactly one
+ * fd, named CMD_LISTEN_FDNAME (cmd.socket's default name; "unknown" when
+ * the manager names none, as a re-exec of ourselves does not), and a
+ * listening SOCK_SEQPACKET Unix socket. Returns the fd, -1 when nothing
+ * was passed, or -EINVAL after saying what was wrong in o->err.
+ */
+static int inherited_socket(struct opts *o)
 {
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	socklen_t len;
-	int fd;
+	char **names = NULL;
+	int n, rc;
 
-	if (!path || (path[0] != '/' && path[0] != '@') ||
-	    strlen(path) >= sizeof(sun.sun_path))
-		return;
-	strcpy(sun.sun_path, path);
-	if (path[0] == '@')
-		sun.sun_path[0] = '\0'; /* abstract namespace */
-	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-			  strlen(path));
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	if (sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sun, len) < 0)
-		log_warn("sd_notify: %s", strerror(errno));
-	close(fd);
+	n = sd_listen_fds_with_names(1, &names);
+	if (n < 0)
+		return opt_fail(o, "socket activation: %s", strerror(-n));
+	if (n == 0) {
+		free(names);
+		return -1;
+	}
+	if (n != 1) {
+		rc = opt_fail(o,
+			      "socket activation: %d sockets passed "
+			      "(LISTEN_FDS), expected one",
+			      n);
+	} else if (strcmp(names[0], CMD_LISTEN_FDNAME) &&
+		   strcmp(names[0], "unknown")) {
+		rc = opt_fail(o,
+			      "socket activation: the socket passed is named "
+			      "'%s' (LISTEN_FDNAMES), expected '%s'",
+			      names[0], CMD_LISTEN_FDNAME);
+	} else if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1,
+				     NULL, 0) <= 0) {
+		rc = opt_fail(o,
+			      "socket activation: fd %d is not a listening "
+			      "SOCK_SEQPACKET Unix socket "
+			      "(ListenSequentialPacket=)",
+			      SD_LISTEN_FDS_START);
+	} else {
+		rc = SD_LISTEN_FDS_START;
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
 }
 
 /*
@@ -473,7 +595,7 @@ static void stop_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	struct cmd *cmd = w->data;
 	struct handoff_stats st;
 
-	notify("STOPPING=1");
+	sd_notify(0, "STOPPING=1");
 	if (w->signum == SIGTERM && cmd->cfg.state_path) {
 		log_info("signal %d: handing over to the next daemon",
 			 w->signum);
@@ -509,7 +631,7 @@ static void reexec_cb(struct ev_loop *loop, ev_signal *w, int revents)
 		log_warn("SIGUSR2: no state file, no upgrade in place");
 		return;
 	}
-	notify("RELOADING=1");
+	sd_notify(0, "RELOADING=1");
 	lfd = srv_listen_fd(cmd->srv);
 	if (handoff_save(cmd, cmd->cfg.state_path, &st)) {
 		log_err("SIGUSR2: handoff failed, tearing down");
@@ -527,35 +649,70 @@ static void reexec_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	setenv("LISTEN_PID", pid, 1);
 	setenv("LISTEN_FDS", "1", 1);
+	setenv("LISTEN_FDNAMES", CMD_LISTEN_FDNAME, 1);
 	log_notice("SIGUSR2: running %s", self_path);
 	execv(self_path, self_argv);
 	log_err("SIGUSR2: exec %s: %s; exiting", self_path, strerror(errno));
 	ev_break(loop, EVBREAK_ALL);
 }
 
+/* Defaults, before any file or option. */
+static int opts_init(struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cfg.socket_path = CMD_DEFAULT_SOCKET;
+	o->cfg.listen_fd = -1;
+	o->cfg.xport.kind = XPORT_KIND_UMAD;
+	o->cfg.xport.sel = o->sel;
+	o->cfg.eng.max_held = 64;
+	o->cfg.eng.mra_service_timeout = 20;
+	o->cfg.path.packet_life_time = 16; /* rdma_cm's RoCE default */
+	o->cfg.path.hop_limit = XPORT_DEFAULT_HOP_LIMIT;
+	o->cfg.path.packet_rate = 3; /* 10 Gb/s: IBTA Table 224 code 3 */
+	o->cfg.cm_response_timeout = 20;
+	o->cfg.max_cm_retries = 15;
+	o->cfg.max_clients = 1024;
+	o->cfg.max_ids = 65536;
+	o->cfg.max_queued = 65536;
+	o->cfg.resume_ms = 30000;
+	o->cmdline_level = -1;
+	o->cfg.authz = authz_new();
+	return o->cfg.authz ? 0 : -ENOMEM;
+}
+
 /*
- * SIGHUP: read the config file again and apply what is safe to change in
- * a running daemon, which today is the log level (the command line's
- * --log-level still wins; a file without log-level means info). Ports,
- * the socket, limits, timeouts and the capture keep their start-up
- * values: changing them needs a restart (docs/OPERATIONS.md). A file with
- * errors changes nothing.
+ * SIGHUP: read the config file again, every line checked as at start
+ * into a scratch copy, and apply what is safe to change in a running
+ * daemon, which today is the log level (the command line's --log-level
+ * still wins; a file without log-level means info). Ports, the socket,
+ * limits, timeouts and the capture keep their start-up values: changing
+ * them needs a restart (docs/OPERATIONS.md). A file with any error
+ * changes nothing and the warning names the option and the value.
+ * Contradictions are not looked for: the file alone is read here, and
+ * the command line may give the other half (--sim for a file's node).
  */
 static void reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 {
-	struct opts *o = w->data;
+	struct opts *o = w->data, *n;
 	enum log_level lvl;
 
 	if (!o->config_path) {
 		log_notice("SIGHUP: no config file to re-read");
 		return;
 	}
-	notify("RELOADING=1");
-	o->file_level_set = false;
-	if (config_file(o, o->config_path, true)) {
-		log_warn("SIGHUP: %s has errors, nothing changed",
-			 o->config_path);
+	sd_notify(0, "RELOADING=1");
+	n = malloc(sizeof(*n));
+	if (!n || opts_init(n)) {
+		log_warn("SIGHUP: out of memory, nothing changed");
+	} else if (config_file(n, o->config_path) ||
+		   (authz_set_listener_held(n->cfg.authz,
+					    n->cfg.eng.max_held) &&
+		    opt_fail(n, "%s: max-held-per-user is below max-held",
+			     o->config_path))) {
+		log_warn("SIGHUP: %s; nothing changed", n->err);
 	} else {
+		o->file_level_set = n->file_level_set;
+		o->file_level = n->file_level;
 		lvl = o->cmdline_level >= 0 ? (enum log_level)o->cmdline_level :
 		      o->file_level_set	    ? o->file_level :
 					      LOG_LVL_INFO;
@@ -565,7 +722,21 @@ static void reload_cb(struct ev_loop *loop, ev_signal *w, int revents)
 			   o->cmdline_level >= 0 ? " (from the command line)" :
 						   "");
 	}
-	notify("READY=1");
+	if (n)
+		authz_free(n->cfg.authz);
+	free(n);
+	sd_notify(0, "READY=1");
+}
+
+/*
+ * The watchdog (WatchdogSec= in cmd.service): WATCHDOG=1 from the loop
+ * itself at half the interval systemd gave, so that a loop that stops
+ * turning (stuck in a handler, SIGSTOPped) stops the pings and systemd
+ * kills and restarts the daemon.
+ */
+static void watchdog_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	sd_notify(0, "WATCHDOG=1");
 }
 
 /* Is there a -c/--config among the arguments? (a first, quiet pass) */
@@ -583,29 +754,58 @@ static bool has_config_arg(int argc, char **argv)
 	return found;
 }
 
-/* journald reads "<N>" syslog priority prefixes on stderr (sd-daemon(3)). */
-static void stderr_sink(void *ctx, enum log_level level, const char *line)
-{
-	static const int prio[] = {
-		[LOG_LVL_ERR] = 3,  [LOG_LVL_WARN] = 4,	 [LOG_LVL_NOTICE] = 5,
-		[LOG_LVL_INFO] = 6, [LOG_LVL_DEBUG] = 7,
-	};
-
-	fprintf(stderr, "<%d>%s\n", prio[level], line);
-}
-
-static void report_ports(const struct xport_open_report *r)
+/*
+ * What happened to each port. 'served' false: only the ports that could
+ * not be served (start-up failed; a "serving" line would mislead).
+ */
+static void report_ports(const struct xport_open_report *r, bool served)
 {
 	for (unsigned int i = 0; i < r->n; i++) {
 		const struct xport_port_result *p = &r->port[i];
+		const struct log_ctx ctx = { .device = p->dev,
+					     .port = p->port_num };
 
-		if (p->served)
-			log_info("%s port %u: serving (port index %u)", p->dev,
-				 p->port_num, p->index);
-		else
+		if (p->served && served)
+			log_ctx_at(LOG_LVL_INFO, &ctx,
+				   "%s port %u: serving (port index %u)",
+				   p->dev, p->port_num, p->index);
+		else if (!p->served)
 			/* The message names the device and port. */
-			log_err("%s", p->message);
+			log_ctx_at(LOG_LVL_ERR, &ctx, "%s", p->message);
 	}
+}
+
+/* A configuration error at start: why, then where to read more. */
+static int config_error(const struct opts *o)
+{
+	if (o->err[0])
+		log_err("cmd: %s", o->err);
+	log_err("Try 'cmd --help' for more information.");
+	return CMD_EXIT_CONFIG;
+}
+
+/* The directory the socket is to be bound in must be there. */
+static int socket_dir_check(struct opts *o)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+	struct stat st;
+
+	slash = strrchr(o->cfg.socket_path, '/');
+	if (!slash)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s",
+		 (int)(slash == o->cfg.socket_path ?
+			       1 :
+			       slash - o->cfg.socket_path),
+		 o->cfg.socket_path);
+	if (stat(dir, &st))
+		return opt_fail(o, "--socket %s: directory %s: %s",
+				o->cfg.socket_path, dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return opt_fail(o, "--socket %s: %s is not a directory",
+				o->cfg.socket_path, dir);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -615,31 +815,18 @@ int main(int argc, char **argv)
 	static struct cmd cmd;
 	struct ev_loop *loop;
 	ev_signal sigint, sigterm, sighup, sigusr2;
+	ev_timer watchdog;
+	uint64_t watchdog_usec = 0;
 	char status[128];
 	int opt, rc;
 
-	o.cfg.socket_path = CMD_DEFAULT_SOCKET;
-	o.cfg.listen_fd = -1;
-	o.cfg.xport.kind = XPORT_KIND_UMAD;
-	o.cfg.xport.sel = o.sel;
-	o.cfg.eng.max_held = 64;
-	o.cfg.eng.mra_service_timeout = 20;
-	o.cfg.path.packet_life_time = 16; /* rdma_cm's RoCE default */
-	o.cfg.path.hop_limit = XPORT_DEFAULT_HOP_LIMIT;
-	o.cfg.path.packet_rate = 3; /* 10 Gb/s: IBTA Table 224 code 3 */
-	o.cfg.cm_response_timeout = 20;
-	o.cfg.max_cm_retries = 15;
-	o.cfg.max_clients = 1024;
-	o.cfg.max_ids = 65536;
-	o.cfg.max_queued = 65536;
-	o.cfg.resume_ms = 30000;
-	o.cmdline_level = -1;
+	/* First: under systemd, every line from here on has a priority. */
+	log_setup_systemd();
 	self_argv = argv;
 	if (!realpath("/proc/self/exe", self_path))
 		self_path[0] = 0;
-	o.cfg.authz = authz_new();
-	if (!o.cfg.authz) {
-		fprintf(stderr, "cmd: out of memory\n");
+	if (opts_init(&o)) {
+		log_err("cmd: out of memory");
 		return 1;
 	}
 
@@ -650,12 +837,26 @@ int main(int argc, char **argv)
 	if (!has_config_arg(argc, argv) &&
 	    access(CMD_DEFAULT_CONFIG, F_OK) == 0) {
 		o.config_path = CMD_DEFAULT_CONFIG;
-		if (config_file(&o, CMD_DEFAULT_CONFIG, false))
-			return 2;
+		if (config_file(&o, CMD_DEFAULT_CONFIG))
+			return config_error(&o);
 	}
 
-	while ((opt = getopt_long(argc, argv, "c:s:d:l:hV", long_opts, NULL)) !=
-	       -1) {
+	/* getopt's own messages would name argv[0], not "cmd": ours. */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":c:s:d:l:hV", long_opts,
+				  NULL)) != -1) {
+		if (opt == ':') {
+			opt_fail(&o, "%s: needs a value", argv[optind - 1]);
+			return config_error(&o);
+		}
+		if (opt == '?') {
+			if (optopt)
+				opt_fail(&o, "unknown option '-%c'", optopt);
+			else
+				opt_fail(&o, "unknown option '%s'",
+					 argv[optind - 1]);
+			return config_error(&o);
+		}
 		if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -664,23 +865,18 @@ int main(int argc, char **argv)
 			printf("cmd %s\n", CMD_VERSION);
 			return 0;
 		}
-		if (opt == '?' ||
-		    apply(&o, opt, argv[optind - 1], optarg, false)) {
-			usage(stderr);
-			return 2;
-		}
+		if (apply(&o, opt, optarg, false))
+			return config_error(&o);
 	}
-	if (o.cmdline_level >= 0)
-		log_set_level((enum log_level)o.cmdline_level);
 	if (optind < argc) {
-		fprintf(stderr, "cmd: unexpected argument '%s'\n",
-			argv[optind]);
-		return 2;
+		opt_fail(&o, "unexpected argument '%s'", argv[optind]);
+		return config_error(&o);
 	}
-	if (o.cfg.xport.kind == XPORT_KIND_SIM && !o.cfg.xport.node) {
-		fprintf(stderr, "cmd: --sim needs --node\n");
-		return 2;
-	}
+	if (contradictions(&o))
+		return config_error(&o);
+	log_set_level(o.cmdline_level >= 0 ? (enum log_level)o.cmdline_level :
+		      o.file_level_set	   ? o.file_level :
+					     LOG_LVL_INFO);
 	if (!o.cfg.xport.sim_port_count)
 		o.cfg.xport.sim_port_count = 1;
 	if (!o.cfg.state_path) {
@@ -697,16 +893,20 @@ int main(int argc, char **argv)
 	} else if (!o.cfg.state_path[0]) {
 		o.cfg.state_path = NULL;
 	}
-	if (authz_set_listener_held(o.cfg.authz, o.cfg.eng.max_held))
-		return 2;
-	if (getenv("JOURNAL_STREAM") || getenv("INVOCATION_ID"))
-		log_set_sink(stderr_sink, NULL);
-	o.cfg.listen_fd = inherited_socket();
+	if (authz_set_listener_held(o.cfg.authz, o.cfg.eng.max_held)) {
+		o.err[0] = '\0'; /* authz said why */
+		return config_error(&o);
+	}
+	o.cfg.listen_fd = inherited_socket(&o);
+	if (o.cfg.listen_fd < -1)
+		return config_error(&o);
+	if (o.cfg.listen_fd < 0 && socket_dir_check(&o))
+		return config_error(&o);
 	signal(SIGPIPE, SIG_IGN);
 
 	loop = ev_default_loop(EVFLAG_AUTO);
 	rc = cmd_init(&cmd, loop, &o.cfg, &report);
-	report_ports(&report);
+	report_ports(&report, !rc);
 	if (rc) {
 		bool served = false;
 
@@ -730,6 +930,14 @@ int main(int argc, char **argv)
 	ev_signal_init(&sighup, reload_cb, SIGHUP);
 	sighup.data = &o;
 	ev_signal_start(loop, &sighup);
+	/* WATCHDOG_USEC/WATCHDOG_PID: left set, a re-exec keeps them. */
+	if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec) {
+		double half = (double)watchdog_usec / 2e6;
+
+		ev_timer_init(&watchdog, watchdog_cb, half, half);
+		ev_timer_start(loop, &watchdog);
+		log_info("watchdog: WATCHDOG=1 every %.3f s", half);
+	}
 	{
 		const struct authz_limits *lim = authz_limits(o.cfg.authz);
 
@@ -750,7 +958,7 @@ int main(int argc, char **argv)
 	 */
 	snprintf(status, sizeof(status), "READY=1\nSTATUS=serving %u port(s)",
 		 xport_port_count(cmd.xport));
-	notify(status);
+	sd_notify(0, status);
 	ev_run(loop, 0);
 	cmd_fini(&cmd);
 	authz_free(o.cfg.authz);
