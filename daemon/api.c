@@ -782,11 +782,15 @@ void api_client_gone(void *ctx, struct srv_client *c)
 	while ((a = LIST_FIRST(&ac->ids)))
 		id_del(cmd, a);
 	htable_remove(&cmd->clients, &ac->hnode);
-	if (n > 0)
-		log_info("client %llu (%s, pid %d) went away: destroyed %d "
-			 "ids",
-			 (unsigned long long)srv_client_serial(c),
-			 srv_client_name(c), (int)srv_client_pid(c), n);
+	if (n > 0) {
+		struct log_ctx lc = { .client_pid = (int)srv_client_pid(c) };
+
+		log_ctx_at(LOG_LVL_INFO, &lc,
+			   "client %llu (%s, pid %d) went away: destroyed %d "
+			   "ids",
+			   (unsigned long long)srv_client_serial(c),
+			   srv_client_name(c), (int)srv_client_pid(c), n);
+	}
 	free(ac);
 }
 

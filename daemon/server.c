@@ -607,22 +607,25 @@ static void refused(const struct srv_client *c, const struct cmp_msg *req,
 {
 	const char *why = refuse_why();
 	enum cmp_type type = (enum cmp_type)req->hdr.type;
+	struct log_ctx lc = { .client_pid = (int)c->cred.pid };
 
 	cmp_reply_set_why(reply, why);
 	if (cmp_noreply_allowed(type))
-		log_debug("client %llu (%s, pid %d): %s of id %u refused: "
-			  "%s (%s)",
-			  (unsigned long long)c->serial,
-			  c->name[0] ? c->name : "-", (int)c->cred.pid,
-			  cmp_type_name(type), reply->reply.id,
-			  strerror(-reply->reply.status),
-			  why ? why : "no reason recorded");
+		log_ctx_at(LOG_LVL_DEBUG, &lc,
+			   "client %llu (%s, pid %d): %s of id %u refused: "
+			   "%s (%s)",
+			   (unsigned long long)c->serial,
+			   c->name[0] ? c->name : "-", (int)c->cred.pid,
+			   cmp_type_name(type), reply->reply.id,
+			   strerror(-reply->reply.status),
+			   why ? why : "no reason recorded");
 	else
-		log_debug("client %llu (%s, pid %d): %s refused: %s (%s)",
-			  (unsigned long long)c->serial,
-			  c->name[0] ? c->name : "-", (int)c->cred.pid,
-			  cmp_type_name(type), strerror(-reply->reply.status),
-			  why ? why : "no reason recorded");
+		log_ctx_at(LOG_LVL_DEBUG, &lc,
+			   "client %llu (%s, pid %d): %s refused: %s (%s)",
+			   (unsigned long long)c->serial,
+			   c->name[0] ? c->name : "-", (int)c->cred.pid,
+			   cmp_type_name(type), strerror(-reply->reply.status),
+			   why ? why : "no reason recorded");
 }
 
 static void client_request(struct srv_client *c, const struct cmp_msg *req)

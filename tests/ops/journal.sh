@@ -69,6 +69,9 @@ pids="$pids $daemon"
 wait_until journal.sh "cmd" "$CMCTL" -s "$dir/cmd.sock" counters
 # A REJ: nobody listens on node 1 (LID 17), which connects to itself.
 "$PING" -s "$dir/cmd.sock" lid:17 >"$dir/ping.log" 2>&1
+# A refused request: logged at debug with the client's pid.
+"$CMCTL" -s "$dir/cmd.sock" capture start /nonexistent-dir/x.pcap \
+	>"$dir/capture.log" 2>&1 && fail "a capture into no directory started"
 "$CMHUB" --ctl "$dir/hub" port 1 0 down >/dev/null || fail "port down"
 wait_until journal.sh "port_events 1" sh -c \
 	"[ \"\$('$CMCTL' -s '$dir/cmd.sock' counters | awk '\$1 == \"port_events\" { print \$2 }')\" = 1 ]"
@@ -136,6 +139,15 @@ for d in ("sent to", "from"):
               e.get("CMD_DEVICE") == "sim1" and e.get("CMD_PORT") == "1")
     check(ok, f"'REJ {d}': PRIORITY 5, CMD_LOCAL_COMM_ID/CMD_REMOTE_COMM_ID "
               "as in the message" + ("" if ok else f" ({rej[0] if rej else 'none'})"))
+refused = find(lambda e: e.get("_PID") == pid and
+               "CAPTURE refused" in e.get("MESSAGE", ""))
+ok = len(refused) == 1
+if ok:
+    m = re.search(r"\(cmctl, pid (\d+)\)", refused[0]["MESSAGE"])
+    ok = (m is not None and refused[0].get("PRIORITY") == "7" and
+          refused[0].get("CMD_CLIENT_PID") == m.group(1))
+check(ok, "'CAPTURE refused': PRIORITY 7, CMD_CLIENT_PID the client's pid" +
+      ("" if ok else f" ({refused})"))
 pre = find(lambda e: e.get("SYSLOG_IDENTIFIER") == "cmd-prefix")
 msgs = [(e.get("MESSAGE"), e.get("PRIORITY")) for e in pre]
 check(msgs == [("cmd: --max-held: 'abc' is not a number from 0 to 1048576", "3"),
