@@ -10,10 +10,12 @@
  *                                    print its bytes and its decode
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cm_mad.h"
@@ -228,6 +230,15 @@ static int decode_pcap(const char *name, const uint8_t *buf, size_t len,
 	return bad;
 }
 
+/* A file named *.pcap or *.cap is meant as a capture, whatever it holds. */
+static bool has_pcap_suffix(const char *path)
+{
+	size_t l = strlen(path);
+
+	return (l > 5 && !strcasecmp(path + l - 5, ".pcap")) ||
+	       (l > 4 && !strcasecmp(path + l - 4, ".cap"));
+}
+
 static int decode(int argc, char **argv)
 {
 	unsigned int flags = 0;
@@ -253,6 +264,25 @@ static int decode(int argc, char **argv)
 	if (!in) {
 		fprintf(stderr, "cmmad: %s: %s\n", path ? path : "stdin",
 			strerror(errno));
+		return 2;
+	}
+	if (n >= 4 && in[0] == 0x0a && in[1] == 0x0d && in[2] == 0x0d &&
+	    in[3] == 0x0a) {
+		fprintf(stderr,
+			"cmmad: %s: a pcapng file; cmmad reads classic pcap "
+			"(convert with: editcap -F pcap IN OUT)\n",
+			path ? path : "stdin");
+		free(in);
+		return 2;
+	}
+	if (!pcap_is_pcap(in, n) && path && has_pcap_suffix(path)) {
+		fprintf(stderr,
+			"cmmad: %s: not a pcap file: magic %02x%02x%02x%02x "
+			"is neither a1b2c3d4 nor a1b23c4d in either byte "
+			"order\n",
+			path, n > 0 ? in[0] : 0, n > 1 ? in[1] : 0,
+			n > 2 ? in[2] : 0, n > 3 ? in[3] : 0);
+		free(in);
 		return 2;
 	}
 	if (pcap_is_pcap(in, n)) {
