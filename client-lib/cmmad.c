@@ -183,14 +183,22 @@ static int decode_pcap(const char *name, const uint8_t *buf, size_t len,
 		struct tm tm;
 
 		err = pcap_read_record(&r, buf + off, len - off, &rec);
+		if (err == -ENODATA && len - off < PCAP_REC_HDR_SIZE) {
+			fprintf(stderr,
+				"cmmad: %s: record %lu truncated: %zu bytes "
+				"left at offset %zu, record needs a 16-byte "
+				"header\n",
+				name, rec_no, len - off, off);
+			return 2;
+		}
 		if (err == -ENODATA) {
 			fprintf(stderr,
 				"cmmad: %s: record %lu truncated: %zu bytes "
-				"left at offset %zu, record needs %s\n",
+				"left at offset %zu, record needs %zu (16-byte "
+				"header + captured length %u)\n",
 				name, rec_no, len - off, off,
-				len - off < PCAP_REC_HDR_SIZE ?
-					"a 16-byte header" :
-					"more for its captured length");
+				(size_t)PCAP_REC_HDR_SIZE + rec.caplen,
+				rec.caplen);
 			return 2;
 		}
 		if (err == -EMSGSIZE) {
