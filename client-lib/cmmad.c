@@ -2,18 +2,24 @@
 /*
  * cmmad: decode and print IB CM MADs, field by field, as IBTA names them.
  *
- *   cmmad decode [--strict] [FILE]   MADs from FILE (or stdin): raw 256-byte
- *                                    records, or hex text ('#' comments)
+ *   cmmad decode [--strict] [FILE]   MADs from FILE (or stdin): a pcap
+ *                                    capture (cmd --capture's included),
+ *                                    raw 256-byte records, or hex text
+ *                                    ('#' comments)
  *   cmmad example TYPE               build a sample TYPE (req, rep, ...),
  *                                    print its bytes and its decode
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "cm_mad.h"
+#include "pcap.h"
 #include "cmd_config.h"
 
 static void usage(FILE *f)
@@ -90,13 +96,163 @@ static size_t parse_hex(const char *in, size_t n, uint8_t *out, size_t max)
 	return len;
 }
 
+/* The whole of f, in a buffer that grows; NULL (errno set) on failure. */
+static uint8_t *slurp(FILE *f, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0, got;
+	uint8_t *buf = malloc(cap), *nb;
+
+	if (!buf)
+		return NULL;
+	while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			if (!(nb = realloc(buf, cap *= 2))) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
+	}
+	if (ferror(f)) {
+		free(buf);
+		errno = EIO;
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+static const char *linktype_name(uint32_t lt)
+{
+	switch (lt) {
+	case PCAP_LINKTYPE_ETHERNET:
+		return "ETHERNET (RoCE v2)";
+	case PCAP_LINKTYPE_USER0:
+		return "USER0 (InfiniBand)";
+	case PCAP_LINKTYPE_INFINIBAND:
+		return "INFINIBAND";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * A pcap file: every record's number (from 1, as Wireshark counts frames),
+ * UTC stamp and MAD decode. A broken file header or record stops the
+ * decode with a message naming the file and record (exit 2); a frame
+ * that holds no CM MAD is reported and skipped (exit 1).
+ */
+static int decode_pcap(const char *name, const uint8_t *buf, size_t len,
+		       unsigned int flags)
+{
+	struct pcap_reader r;
+	size_t off = PCAP_FILE_HDR_SIZE;
+	int bad = 0, err;
+
+	err = pcap_read_file_header(&r, buf, len);
+	if (err == -ENODATA) {
+		fprintf(stderr,
+			"cmmad: %s: truncated pcap file header (%zu of %d "
+			"bytes)\n",
+			name, len, PCAP_FILE_HDR_SIZE);
+		return 2;
+	}
+	if (err == -EPROTONOSUPPORT) {
+		fprintf(stderr,
+			"cmmad: %s: unsupported pcap link type %u (cmmad "
+			"reads %u ETHERNET, %u USER0 and %u INFINIBAND)\n",
+			name, r.linktype, PCAP_LINKTYPE_ETHERNET,
+			PCAP_LINKTYPE_USER0, PCAP_LINKTYPE_INFINIBAND);
+		return 2;
+	}
+	if (err) {
+		fprintf(stderr, "cmmad: %s: not a pcap file\n", name);
+		return 2;
+	}
+	printf("# %s: pcap %u.%u, %s-endian, %s stamps, link type %u %s, "
+	       "snaplen %u\n",
+	       name, r.version_major, r.version_minor,
+	       r.swap ? "big" : "little", r.nsec ? "nanosecond" : "microsecond",
+	       r.linktype, linktype_name(r.linktype), r.snaplen);
+	for (unsigned long rec_no = 1; off < len; rec_no++) {
+		struct pcap_record rec;
+		const uint8_t *mad;
+		char when[64];
+		time_t t;
+		struct tm tm;
+
+		err = pcap_read_record(&r, buf + off, len - off, &rec);
+		if (err == -ENODATA && len - off < PCAP_REC_HDR_SIZE) {
+			fprintf(stderr,
+				"cmmad: %s: record %lu truncated: %zu bytes "
+				"left at offset %zu, record needs a 16-byte "
+				"header\n",
+				name, rec_no, len - off, off);
+			return 2;
+		}
+		if (err == -ENODATA) {
+			fprintf(stderr,
+				"cmmad: %s: record %lu truncated: %zu bytes "
+				"left at offset %zu, record needs %zu (16-byte "
+				"header + captured length %u)\n",
+				name, rec_no, len - off, off,
+				(size_t)PCAP_REC_HDR_SIZE + rec.caplen,
+				rec.caplen);
+			return 2;
+		}
+		if (err == -EMSGSIZE) {
+			fprintf(stderr,
+				"cmmad: %s: record %lu at offset %zu: captured "
+				"length %u exceeds snaplen %u or original "
+				"length %u\n",
+				name, rec_no, off, rec.caplen, r.snaplen,
+				rec.origlen);
+			return 2;
+		}
+		if (err < 0) {
+			fprintf(stderr,
+				"cmmad: %s: record %lu at offset %zu: "
+				"timestamp fraction %u out of range\n",
+				name, rec_no, off, rec.ts_nsec);
+			return 2;
+		}
+		off += (size_t)err;
+		t = (time_t)rec.ts_sec;
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		printf("%s# record %lu, %s.%0*uZ, %u bytes\n",
+		       rec_no > 1 ? "\n" : "", rec_no, when, r.nsec ? 9 : 6,
+		       r.nsec ? rec.ts_nsec : rec.ts_nsec / 1000, rec.caplen);
+		err = pcap_frame_mad(r.linktype, rec.frame, rec.caplen, &mad);
+		if (err) {
+			printf("no MAD: %s\n",
+			       err == -ENODATA ? "frame cut short (snapped or "
+						 "truncated)" :
+						 "not a UD packet to QP1");
+			bad = 1;
+			continue;
+		}
+		bad |= show(mad, CM_MAD_SIZE, flags);
+	}
+	return bad;
+}
+
+/* A file named *.pcap or *.cap is meant as a capture, whatever it holds. */
+static bool has_pcap_suffix(const char *path)
+{
+	size_t l = strlen(path);
+
+	return (l > 5 && !strcasecmp(path + l - 5, ".pcap")) ||
+	       (l > 4 && !strcasecmp(path + l - 4, ".cap"));
+}
+
 static int decode(int argc, char **argv)
 {
 	unsigned int flags = 0;
 	const char *path = NULL;
 	FILE *f = stdin;
-	static char in[1 << 20];
-	static uint8_t bytes[1 << 20];
+	uint8_t *in, *bytes;
 	size_t n, len;
 	int bad = 0;
 
@@ -110,26 +266,63 @@ static int decode(int argc, char **argv)
 		fprintf(stderr, "cmmad: %s: %s\n", path, strerror(errno));
 		return 2;
 	}
-	n = fread(in, 1, sizeof(in), f);
+	in = slurp(f, &n);
 	if (f != stdin)
 		fclose(f);
-	len = parse_hex(in, n, bytes, sizeof(bytes));
+	if (!in) {
+		fprintf(stderr, "cmmad: %s: %s\n", path ? path : "stdin",
+			strerror(errno));
+		return 2;
+	}
+	if (n >= 4 && in[0] == 0x0a && in[1] == 0x0d && in[2] == 0x0d &&
+	    in[3] == 0x0a) {
+		fprintf(stderr,
+			"cmmad: %s: a pcapng file; cmmad reads classic pcap "
+			"(convert with: editcap -F pcap IN OUT)\n",
+			path ? path : "stdin");
+		free(in);
+		return 2;
+	}
+	if (!pcap_is_pcap(in, n) && path && has_pcap_suffix(path)) {
+		fprintf(stderr,
+			"cmmad: %s: not a pcap file: magic %02x%02x%02x%02x "
+			"is neither a1b2c3d4 nor a1b23c4d in either byte "
+			"order\n",
+			path, n > 0 ? in[0] : 0, n > 1 ? in[1] : 0,
+			n > 2 ? in[2] : 0, n > 3 ? in[3] : 0);
+		free(in);
+		return 2;
+	}
+	if (pcap_is_pcap(in, n)) {
+		bad = decode_pcap(path ? path : "stdin", in, n, flags);
+		free(in);
+		return bad;
+	}
+	if (!(bytes = malloc(n ? n : 1))) {
+		free(in);
+		return 2;
+	}
+	len = parse_hex((const char *)in, n, bytes, n);
 	if (len == (size_t)-1) { /* not hex text: raw records */
 		memcpy(bytes, in, n);
 		len = n;
 	}
+	free(in);
 	if (len == 0 || len % CM_MAD_SIZE) {
 		fprintf(stderr,
 			"cmmad: %zu bytes is not a whole number of "
 			"256-byte MADs\n",
 			len);
-		return show(bytes, len, flags) ? 1 : 0;
+		bad = show(bytes, len, flags) ? 1 : 0;
+		free(bytes);
+		return bad;
 	}
 	for (size_t off = 0; off < len; off += CM_MAD_SIZE) {
 		if (off)
 			printf("\n");
 		bad |= show(bytes + off, CM_MAD_SIZE, flags);
 	}
+	free(bytes);
 	return bad;
 }
 

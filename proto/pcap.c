@@ -493,3 +493,192 @@ int pcap_roce_record(uint8_t *buf, size_t size, const struct pcap_ib_addr *a,
 		put16(ip + ip_len + 6, udp6_csum(ip, udp_len));
 	return (int)(PCAP_REC_HDR_SIZE + frame_len);
 }
+
+/* ---- reading ---- */
+
+#define PCAP_MAGIC_USEC 0xA1B2C3D4u
+#define PCAP_LINKTYPE_MASK 0x0FFFFFFFu /* bits 28..31: FCS length */
+#define ETHERTYPE_VLAN 0x8100
+#define VLAN_SIZE 4
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static uint32_t get32le(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint32_t rd32(const struct pcap_reader *r, const uint8_t *p)
+{
+	uint32_t v = get32le(p);
+
+	return r->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint16_t rd16(const struct pcap_reader *r, const uint8_t *p)
+{
+	return r->swap ? get16(p) : (uint16_t)(p[0] | p[1] << 8);
+}
+
+bool pcap_is_pcap(const uint8_t *buf, size_t len)
+{
+	uint32_t m;
+
+	if (len < 4)
+		return false;
+	m = get32le(buf);
+	return m == PCAP_MAGIC_NSEC || m == PCAP_MAGIC_USEC ||
+	       m == __builtin_bswap32(PCAP_MAGIC_NSEC) ||
+	       m == __builtin_bswap32(PCAP_MAGIC_USEC);
+}
+
+int pcap_read_file_header(struct pcap_reader *r, const uint8_t *buf, size_t len)
+{
+	uint32_t m;
+
+	memset(r, 0, sizeof(*r));
+	if (len < 4)
+		return -ENODATA;
+	if (!pcap_is_pcap(buf, len))
+		return -EBADMSG;
+	m = get32le(buf);
+	r->swap = m == __builtin_bswap32(PCAP_MAGIC_NSEC) ||
+		  m == __builtin_bswap32(PCAP_MAGIC_USEC);
+	r->nsec =
+		m == PCAP_MAGIC_NSEC || m == __builtin_bswap32(PCAP_MAGIC_NSEC);
+	if (len < PCAP_FILE_HDR_SIZE)
+		return -ENODATA;
+	r->version_major = rd16(r, buf + 4);
+	r->version_minor = rd16(r, buf + 6);
+	r->snaplen = rd32(r, buf + 16);
+	r->linktype = rd32(r, buf + 20) & PCAP_LINKTYPE_MASK;
+	switch (r->linktype) {
+	case PCAP_LINKTYPE_ETHERNET:
+	case PCAP_LINKTYPE_USER0:
+	case PCAP_LINKTYPE_INFINIBAND:
+		return 0;
+	default:
+		return -EPROTONOSUPPORT;
+	}
+}
+
+int pcap_read_record(const struct pcap_reader *r, const uint8_t *buf,
+		     size_t len, struct pcap_record *rec)
+{
+	if (len < PCAP_REC_HDR_SIZE)
+		return -ENODATA;
+	rec->ts_sec = rd32(r, buf + 0);
+	rec->ts_nsec = rd32(r, buf + 4);
+	rec->caplen = rd32(r, buf + 8);
+	rec->origlen = rd32(r, buf + 12);
+	rec->frame = buf + PCAP_REC_HDR_SIZE;
+	if (rec->ts_nsec >= (r->nsec ? 1000000000u : 1000000u))
+		return -EINVAL;
+	if (!r->nsec)
+		rec->ts_nsec *= 1000;
+	if (rec->caplen > r->snaplen || rec->caplen > rec->origlen)
+		return -EMSGSIZE;
+	if (len - PCAP_REC_HDR_SIZE < rec->caplen)
+		return -ENODATA;
+	return (int)(PCAP_REC_HDR_SIZE + rec->caplen);
+}
+
+/* BTH (UD SEND Only to QP1) and DETH at p, then the MAD. */
+static int bth_mad(const uint8_t *p, size_t len, const uint8_t **mad)
+{
+	if (len < BTH_SIZE)
+		return -ENODATA;
+	if (p[0] != BTH_OPCODE_UD_SEND_ONLY || get24(p + 5) != PCAP_GSI_QPN)
+		return -ENOMSG;
+	if (len < BTH_SIZE + DETH_SIZE + CM_MAD_SIZE)
+		return -ENODATA;
+	*mad = p + BTH_SIZE + DETH_SIZE;
+	return 0;
+}
+
+static int ib_frame_mad(const uint8_t *f, size_t len, const uint8_t **mad)
+{
+	size_t off = LRH_SIZE;
+
+	if (len < LRH_SIZE)
+		return -ENODATA;
+	switch (f[1] & 0x3) {
+	case LRH_LNH_IBA_LOCAL:
+		break;
+	case LRH_LNH_IBA_GLOBAL:
+		if (len < LRH_SIZE + GRH_SIZE)
+			return -ENODATA;
+		if (f[LRH_SIZE + 6] != GRH_NXTHDR_IBA)
+			return -ENOMSG;
+		off += GRH_SIZE;
+		break;
+	default: /* raw packets */
+		return -ENOMSG;
+	}
+	return bth_mad(f + off, len - off, mad);
+}
+
+static int roce_frame_mad(const uint8_t *f, size_t len, const uint8_t **mad)
+{
+	size_t off = ETH_SIZE;
+	uint16_t type;
+
+	if (len < ETH_SIZE)
+		return -ENODATA;
+	type = get16(f + 12);
+	if (type == ETHERTYPE_VLAN) {
+		if (len < ETH_SIZE + VLAN_SIZE)
+			return -ENODATA;
+		type = get16(f + 16);
+		off += VLAN_SIZE;
+	}
+	if (type == ETHERTYPE_IPV4) {
+		size_t ihl;
+
+		if (len < off + IPV4_SIZE)
+			return -ENODATA;
+		ihl = (size_t)(f[off] & 0xF) * 4;
+		if (f[off] >> 4 != 4 || ihl < IPV4_SIZE ||
+		    f[off + 9] != IPPROTO_UDP_NUM ||
+		    (get16(f + off + 6) & 0x3FFF)) /* MF or an offset */
+			return -ENOMSG;
+		off += ihl;
+	} else if (type == ETHERTYPE_IPV6) {
+		if (len < off + IPV6_SIZE)
+			return -ENODATA;
+		if (f[off] >> 4 != 6 || f[off + 6] != IPPROTO_UDP_NUM)
+			return -ENOMSG; /* extension headers: not RoCE v2 */
+		off += IPV6_SIZE;
+	} else {
+		return -ENOMSG;
+	}
+	if (len < off + UDP_SIZE)
+		return -ENODATA;
+	if (get16(f + off + 2) != ROCEV2_UDP_PORT)
+		return -ENOMSG;
+	off += UDP_SIZE;
+	return bth_mad(f + off, len - off, mad);
+}
+
+int pcap_frame_mad(uint32_t linktype, const uint8_t *frame, size_t len,
+		   const uint8_t **mad)
+{
+	switch (linktype & PCAP_LINKTYPE_MASK) {
+	case PCAP_LINKTYPE_USER0:
+	case PCAP_LINKTYPE_INFINIBAND:
+		return ib_frame_mad(frame, len, mad);
+	case PCAP_LINKTYPE_ETHERNET:
+		return roce_frame_mad(frame, len, mad);
+	default:
+		return -EPROTONOSUPPORT;
+	}
+}

@@ -135,4 +135,58 @@ int pcap_roce_record(uint8_t *buf, size_t size, const struct pcap_ib_addr *a,
 uint32_t pcap_crc32(uint32_t crc, const uint8_t *p, size_t len);
 uint16_t pcap_crc16(uint16_t crc, const uint8_t *p, size_t len);
 
+/*
+ * Reading captures back (cmmad decode, tests): the classic pcap format in
+ * either byte order, with microsecond (0xA1B2C3D4) or nanosecond
+ * (0xA1B23C4D) stamps, and the frames of the link types above.
+ */
+struct pcap_reader {
+	bool swap; /* the file's byte order is not little-endian */
+	bool nsec; /* stamps are in nanoseconds (else microseconds) */
+	uint16_t version_major, version_minor;
+	uint32_t snaplen;
+	uint32_t linktype; /* the link type, FCS bits (28..31) removed */
+};
+
+struct pcap_record {
+	uint32_t ts_sec;
+	uint32_t ts_nsec; /* nanoseconds, whatever the file's resolution */
+	uint32_t caplen; /* bytes of the frame in the file */
+	uint32_t origlen; /* bytes of the frame on the wire */
+	const uint8_t *frame; /* caplen bytes, inside the caller's buffer */
+};
+
+/* True when the first four bytes are a pcap magic (any order or unit). */
+bool pcap_is_pcap(const uint8_t *buf, size_t len);
+
+/*
+ * Parse the 24-byte file header. Returns 0; -EBADMSG for a magic that is
+ * not pcap's; -ENODATA when len < PCAP_FILE_HDR_SIZE; -EPROTONOSUPPORT
+ * for a link type none of the frame readers below knows (r->linktype is
+ * set, for the message).
+ */
+int pcap_read_file_header(struct pcap_reader *r, const uint8_t *buf,
+			  size_t len);
+
+/*
+ * Parse the record at buf (len bytes left in the file). Returns the bytes
+ * it takes (header and frame); -ENODATA when len is shorter than its
+ * header or its captured length; -EMSGSIZE when its captured length
+ * exceeds the file's snapshot length or its original length; -EINVAL for
+ * a stamp's fraction of a second out of range.
+ */
+int pcap_read_record(const struct pcap_reader *r, const uint8_t *buf,
+		     size_t len, struct pcap_record *rec);
+
+/*
+ * Find the MAD of a GSI (QP1) UD packet in a frame of 'linktype': the IB
+ * form (USER0 or INFINIBAND: LRH [GRH] BTH DETH) or RoCE v2 (Ethernet
+ * [802.1Q] IPv4/IPv6, UDP port 4791, BTH DETH). Returns 0 and *mad when
+ * the frame holds all CM_MAD_SIZE bytes of it; -ENODATA for a frame cut
+ * short; -ENOMSG for a frame that carries no MAD (another protocol, not
+ * UD SEND Only, not QP1); -EPROTONOSUPPORT for an unknown link type.
+ */
+int pcap_frame_mad(uint32_t linktype, const uint8_t *frame, size_t len,
+		   const uint8_t **mad);
+
 #endif
