@@ -19,6 +19,8 @@ PKGS=(
 	# completion framework, Debian's packaging tools and lintian
 	systemd rdma-core python3-prometheus-client bash-completion
 	debhelper dpkg-dev fakeroot lintian
+	# dpkg-buildpackage checks build-essential as an implicit Build-Depends
+	build-essential
 )
 
 missing=()

@@ -193,7 +193,6 @@ grep -qx /etc/cmd/cmd.conf /var/lib/dpkg/info/cmd.conffiles ||
 [ -L /etc/systemd/system/multi-user.target.wants/cmd.service ] ||
 	err "cmd.service is not enabled"
 /usr/sbin/cmd --help >/dev/null 2>&1 || err "/usr/sbin/cmd --help"
-man -w cmd.8 >/dev/null 2>&1 || command -v man >/dev/null || :
 
 echo "--- the examples, built from /usr/share/doc/cmd/examples (libcmclient-dev)"
 ex=$tmp/examples
