@@ -81,7 +81,7 @@ done
 
 # ---- 2. lintian -------------------------------------------------------------
 echo "--- lintian ${tmp##*/}/src/cmd_${version}_$arch.changes"
-lintian --fail-on error,warning --info --display-level '>=pedantic' \
+lintian --fail-on error,warning --info --display-level '>=pedantic' --show-overrides \
 	"$tmp/src/cmd_${version}_$arch.changes" >"$tmp/lintian.log" 2>&1
 lrc=$?
 grep -v 'running with root privileges' "$tmp/lintian.log"
@@ -116,6 +116,20 @@ grep -q "^/$ml/librdmacm" "$tmp/cmd-rdmacm.list" &&
 	err "cmd-rdmacm ships a librdmacm in /$ml, librdmacm1's place"
 grep -q '/wireshark/plugins/' "$tmp/cmd.list" ||
 	err "cmd ships no Wireshark dissector"
+# The maintainer scripts (no systemd runs the units here): cmd.socket
+# enabled and started, cmd.service enabled, never started at installation,
+# try-restarted on upgrade, stopped on removal.
+dpkg-deb -e "${debs[0]}" "$tmp/cmd.control"
+grep -q "deb-systemd-helper enable 'cmd.service'" "$tmp/cmd.control/postinst" ||
+	err "postinst does not enable cmd.service"
+grep -q "deb-systemd-invoke \$_dh_action 'cmd.socket'" "$tmp/cmd.control/postinst" ||
+	err "postinst does not start cmd.socket"
+grep -Eq "deb-systemd-invoke (start|restart|\\\$_dh_action) 'cmd.service'" \
+	"$tmp/cmd.control/postinst" && err "postinst starts cmd.service"
+grep -q "deb-systemd-invoke try-restart cmd.service" "$tmp/cmd.control/postinst" ||
+	err "postinst does not try-restart cmd.service on upgrade"
+grep -q "deb-systemd-invoke stop cmd.service" "$tmp/cmd.control/prerm" ||
+	err "prerm does not stop cmd.service on removal"
 dpkg-deb -f "${debs[0]}" Depends | grep -q libcmclient1 ||
 	err "cmd does not depend on libcmclient1 (shlibs)"
 dpkg-deb -I "${debs[1]}" symbols >/dev/null 2>&1 ||
