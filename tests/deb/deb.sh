@@ -61,6 +61,8 @@ tree=$tmp/src/cmd-$version
 mkdir -p "$tree"
 (cd "$src" && git ls-files -z --cached --others --exclude-standard |
 	while IFS= read -r -d '' f; do
+		# dh's meson build directory of an in-tree dpkg-buildpackage
+		case $f in obj-*/*) continue ;; esac
 		# tracked but deleted in the work tree: not part of it
 		[ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"
 	done | tar --null --no-recursion -T - -cf -) |
