@@ -90,7 +90,7 @@ grep -v 'running with root privileges' "$tmp/lintian.log"
 [ $lrc = 0 ] || err "lintian: an error or warning not overridden (exit $lrc)"
 # (--show-overrides would make lintian fail on the overridden tags too)
 echo "overridden, with the reasons in debian/*.lintian-overrides:"
-grep -hv '^#' "$tree"/debian/*.lintian-overrides | sed 's/^/    /' 
+grep -hv '^#' "$tree"/debian/*.lintian-overrides | sed 's/^/    /'
 grep -q '^[EW]: ' "$tmp/lintian.log" && err "lintian: errors or warnings above"
 
 # ---- 3. contents ------------------------------------------------------------
