@@ -21,10 +21,13 @@ CONNS=${DEMO_CONNS:-3}
 DEV=rxe0
 GID=${CMD_VM_RXE0_GID_INDEX:-1} # ::ffff:127.0.0.1 on lo
 DST=127.0.0.1
-CMD=$B/daemon/cmd
-CMCTL=$B/client-lib/cmctl
-SERVER=$B/client-lib/cmc_server
-CLIENT=$B/client-lib/cmc_client
+# DEMO_CMD, DEMO_CMCTL, DEMO_SERVER, DEMO_CLIENT: other programs than the
+# build tree's (tests/deb runs the installed packages' daemon and cmctl and
+# the examples built from libcmclient-dev).
+CMD=${DEMO_CMD:-$B/daemon/cmd}
+CMCTL=${DEMO_CMCTL:-$B/client-lib/cmctl}
+SERVER=${DEMO_SERVER:-$B/client-lib/cmc_server}
+CLIENT=${DEMO_CLIENT:-$B/client-lib/cmc_client}
 T0=$EPOCHREALTIME
 
 for f in "$CMD" "$CMCTL" "$SERVER" "$CLIENT"; do
@@ -83,6 +86,8 @@ wait_text() {
 	done
 	return 1
 }
+
+echo "programs: $CMD $CMCTL $SERVER $CLIENT"
 
 step "1. the RDMA device: $DEV on lo (soft-RoCE, kernel $(uname -r))"
 rdma link show "$DEV/1"

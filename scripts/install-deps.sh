@@ -21,6 +21,8 @@ PKGS=(
 	debhelper dpkg-dev fakeroot lintian
 	# the manual pages' lint (tests/man): groff -ww, man --warnings, lexgrog
 	groff-base man-db
+	# dpkg-buildpackage checks build-essential as an implicit Build-Depends
+	build-essential
 )
 
 missing=()
