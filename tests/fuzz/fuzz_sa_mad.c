@@ -8,7 +8,9 @@
  *  - both return 0 or -EBADMSG, and agree: strict refuses exactly what
  *    lenient accepts with SA_FAULT_RESERVED, naming the same field;
  *  - a decoded MAD's records lie inside the input, each header field and
- *    each record field equals the bits this file reads on its own;
+ *    each record field equals the bits this file reads on its own, and
+ *    SA_FAULT_RESERVED is reported exactly when a reserved bit this file
+ *    finds (common header word, SA header, any record) is set;
  *  - decode -> encode -> decode is stable: the records and headers encode
  *    to a MAD of the input's length that decodes strictly to the same
  *    headers and records, and encodes again to the same bytes.
@@ -64,21 +66,28 @@ static uint64_t member(const void *s, const struct cm_field_desc *f)
 	return 0;
 }
 
-/* A decoded struct against the record bytes it came from. */
-static void check_rec(enum sa_rec_type t, const void *s, const uint8_t *p)
+/*
+ * A decoded struct against the record bytes it came from; true when one
+ * of the record's reserved rows is set.
+ */
+static bool check_rec(enum sa_rec_type t, const void *s, const uint8_t *p)
 {
 	const struct sa_rec_desc *d = sa_rec_desc(t);
+	bool rsvd = false;
 
 	FUZZ_CHECK(d);
 	for (unsigned int i = 0; i < d->nfields; i++) {
 		const struct cm_field_desc *f = &d->fields[i];
 
-		if (f->kind == CM_KIND_bytes)
+		if (f->kind == CM_KIND_rsvd)
+			rsvd |= bits_get(p, f) != 0;
+		else if (f->kind == CM_KIND_bytes)
 			FUZZ_CHECK(!memcmp((const uint8_t *)s + f->offset,
 					   p + f->byte, f->width / 8));
-		else if (f->kind != CM_KIND_rsvd)
+		else
 			FUZZ_CHECK(member(s, f) == bits_get(p, f));
 	}
+	return rsvd;
 }
 
 /* Encode m's records (as decoded) into out[0..size). */
@@ -137,18 +146,20 @@ static void check_same(const struct sa_msg *a, const struct sa_msg *b)
 }
 
 static void check_decoded(const uint8_t *data, size_t size,
-			  const struct sa_msg *m)
+			  const struct sa_msg *m, const struct sa_fault *lenient)
 {
 	struct sa_msg again, third;
 	struct sa_fault f;
 	uint8_t *out, *out2;
+	bool rsvd;
 	int n;
 
 	FUZZ_CHECK(m->hdr.mgmt_class == SA_MGMT_CLASS);
 	FUZZ_CHECK(m->data == data + SA_DATA_OFFSET);
 	FUZZ_CHECK(m->stride >= sa_rec_desc(m->rec)->size);
 	FUZZ_CHECK(SA_DATA_OFFSET + (size_t)m->nrec * m->stride <= size);
-	check_rec(SA_REC_HDR, &m->sa, data + CM_MAD_HDR_SIZE);
+	rsvd = data[18] || data[19];
+	rsvd |= check_rec(SA_REC_HDR, &m->sa, data + CM_MAD_HDR_SIZE);
 	for (unsigned int i = 0; i < m->nrec; i++) {
 		const uint8_t *p = m->data + (size_t)i * m->stride;
 		struct sa_path_rec pr;
@@ -156,12 +167,13 @@ static void check_decoded(const uint8_t *data, size_t size,
 
 		if (m->rec == SA_REC_PATH_REC) {
 			FUZZ_CHECK(sa_msg_path_rec(m, i, &pr) == 0);
-			check_rec(m->rec, &pr, p);
+			rsvd |= check_rec(m->rec, &pr, p);
 		} else {
 			FUZZ_CHECK(sa_msg_class_port_info(m, &cpi) == 0);
-			check_rec(m->rec, &cpi, p);
+			rsvd |= check_rec(m->rec, &cpi, p);
 		}
 	}
+	FUZZ_CHECK(rsvd == (lenient->code == SA_FAULT_RESERVED));
 
 	out = malloc(size);
 	out2 = malloc(size);
@@ -206,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(rs == 0 && fs.code == SA_FAULT_NONE);
 		FUZZ_CHECK(!memcmp(&lenient, &strict, sizeof(lenient)));
 	}
-	check_decoded(data, size, &lenient);
+	check_decoded(data, size, &lenient, &fl);
 	return 0;
 }
 
