@@ -34,8 +34,10 @@
 #define SA_REC(NAME, name, PFX, size, ref)                                     \
 	static const struct cm_field_desc sa_##name##_fields[] = {
 #define SA_FIELD(PFX, NAME, field, byte, bit, width, kind)                     \
-	{ #field, byte,		  bit,                                         \
-	  width,  CM_KIND_##kind, SA_OFFSET_##kind(PFX, field) },
+	{                                                                      \
+		#field, byte,		bit,                                   \
+		width,	CM_KIND_##kind, SA_OFFSET_##kind(PFX, field)           \
+	},
 #define SA_END(PFX)                                                            \
 	}                                                                      \
 	;
@@ -137,7 +139,8 @@ static const char *const sa_fault_text[] = {
 	[SA_FAULT_CLASS] = "management class is not SA (0x03)",
 	[SA_FAULT_CLASS_VERSION] = "SA class version is not 2",
 	[SA_FAULT_METHOD] = "method is no SA Get/GetTable for this attribute",
-	[SA_FAULT_ATTR_ID] = "attribute is neither PathRecord nor ClassPortInfo",
+	[SA_FAULT_ATTR_ID] =
+		"attribute is neither PathRecord nor ClassPortInfo",
 	[SA_FAULT_ATTR_OFFSET] = "attribute offset is smaller than a record",
 	[SA_FAULT_RMPP] = "RMPP header does not frame a table response",
 	[SA_FAULT_RESERVED] = "reserved field is not zero",

@@ -126,8 +126,11 @@ enum sa_rec_type {
  * are 64 bits on the wire; every record here has fewer than 31 rows
  * (test_sa_fields checks), so they are plain enum constants.
  */
-#define SA_REC(NAME, name, PFX, size, ref) enum sa_##name##_bit {
-#define SA_FIELD(PFX, NAME, field, byte, bit, width, kind) SA_##PFX##_BIT_##NAME,
+#define SA_REC(NAME, name, PFX, size, ref)                                     \
+	enum sa_##name##_bit                                                   \
+	{
+#define SA_FIELD(PFX, NAME, field, byte, bit, width, kind)                     \
+	SA_##PFX##_BIT_##NAME,
 #define SA_END(PFX)                                                            \
 	SA_##PFX##_BIT__COUNT                                                  \
 	}                                                                      \
@@ -137,7 +140,9 @@ enum sa_rec_type {
 #undef SA_FIELD
 #undef SA_END
 
-#define SA_REC(NAME, name, PFX, size, ref) enum sa_##name##_comp {
+#define SA_REC(NAME, name, PFX, size, ref)                                     \
+	enum sa_##name##_comp                                                  \
+	{
 #define SA_FIELD(PFX, NAME, field, byte, bit, width, kind)                     \
 	SA_##PFX##_COMP_##NAME = (int)(1u << SA_##PFX##_BIT_##NAME),
 #define SA_END(PFX)                                                            \
@@ -154,9 +159,9 @@ enum sa_rec_type {
 
 /* Structs, one member per non-reserved row (cm_mad.h's CM_MEMBER_*). */
 #define SA_REC(NAME, name, PFX, size, ref) struct sa_##name {
-#define SA_FIELD(PFX, NAME, field, byte, bit, width, kind)                    \
+#define SA_FIELD(PFX, NAME, field, byte, bit, width, kind)                     \
 	CM_MEMBER_##kind(field, width)
-#define SA_END(PFX)                                                           \
+#define SA_END(PFX)                                                            \
 	}                                                                      \
 	;
 #include "sa_fields.def"
@@ -204,8 +209,7 @@ const struct sa_rec_desc *sa_rec_desc(enum sa_rec_type type);
  * row, reserved ones as zero.
  */
 #define SA_REC(NAME, name, PFX, size, ref)                                     \
-	const char *sa_##name##_decode(const uint8_t *p,                       \
-				       struct sa_##name *r);                   \
+	const char *sa_##name##_decode(const uint8_t *p, struct sa_##name *r); \
 	void sa_##name##_encode(const struct sa_##name *r, uint8_t *p);
 #define SA_FIELD(PFX, NAME, field, byte, bit, width, kind)
 #define SA_END(PFX)

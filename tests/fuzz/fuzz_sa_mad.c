@@ -127,7 +127,8 @@ static void check_same(const struct sa_msg *a, const struct sa_msg *b)
 	for (unsigned int i = 0; i < a->nrec; i++) {
 		struct sa_path_rec ra, rb;
 		struct sa_class_port_info ca, cb;
-		uint8_t ea[SA_CLASS_PORT_INFO_SIZE], eb[SA_CLASS_PORT_INFO_SIZE];
+		uint8_t ea[SA_CLASS_PORT_INFO_SIZE],
+			eb[SA_CLASS_PORT_INFO_SIZE];
 
 		if (a->rec == SA_REC_PATH_REC) {
 			FUZZ_CHECK(sa_msg_path_rec(a, i, &ra) == 0);
@@ -146,7 +147,8 @@ static void check_same(const struct sa_msg *a, const struct sa_msg *b)
 }
 
 static void check_decoded(const uint8_t *data, size_t size,
-			  const struct sa_msg *m, const struct sa_fault *lenient)
+			  const struct sa_msg *m,
+			  const struct sa_fault *lenient)
 {
 	struct sa_msg again, third;
 	struct sa_fault f;

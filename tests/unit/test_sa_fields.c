@@ -92,7 +92,8 @@ static void test_tiling(void **state)
 			}
 			/* Rows are in wire order (the mask numbering). */
 			if (i > 0) {
-				const struct cm_field_desc *g = &d->fields[i - 1];
+				const struct cm_field_desc *g =
+					&d->fields[i - 1];
 
 				assert_true(g->byte * 8u + g->bit + g->width ==
 					    f->byte * 8u + f->bit);
@@ -146,8 +147,9 @@ static void test_names_kinds(void **state)
 				break;
 			}
 			if (f->width < lo || f->width > hi)
-				fail_msg("%s.%s: width %u does not fit its kind",
-					 d->name, f->name, f->width);
+				fail_msg(
+					"%s.%s: width %u does not fit its kind",
+					d->name, f->name, f->width);
 		}
 	}
 }

@@ -293,8 +293,8 @@ static void assert_rec_equal(enum sa_rec_type t, const void *a, const void *b)
 	}
 }
 
-static void assert_hdr(const struct sa_msg *m, uint8_t method,
-		       uint16_t status, uint16_t attr)
+static void assert_hdr(const struct sa_msg *m, uint8_t method, uint16_t status,
+		       uint16_t attr)
 {
 	assert_int_equal(m->hdr.base_version, 1);
 	assert_int_equal(m->hdr.mgmt_class, 0x03);
@@ -388,8 +388,8 @@ static void table_msg(struct sa_msg *m)
 	m->sa.rmpp_version = SA_RMPP_VERSION;
 	m->sa.rmpp_type = SA_RMPP_TYPE_DATA;
 	m->sa.rmpp_resp_time = 18;
-	m->sa.rmpp_flags = SA_RMPP_FLAG_ACTIVE | SA_RMPP_FLAG_FIRST |
-			   SA_RMPP_FLAG_LAST;
+	m->sa.rmpp_flags =
+		SA_RMPP_FLAG_ACTIVE | SA_RMPP_FLAG_FIRST | SA_RMPP_FLAG_LAST;
 	m->sa.segment_number = 1;
 	m->sa.payload_length = SA_RMPP_PAYLOAD_HDR + 2 * SA_PATH_REC_SIZE;
 	m->sa.attr_offset = SA_PATH_REC_SIZE / 8;

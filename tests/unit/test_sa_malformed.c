@@ -41,8 +41,8 @@ static void table_mad(uint8_t out[SA_MAD_SIZE], unsigned int n)
 		    SA_PR_COMP_DGID | SA_PR_COMP_SGID);
 	m.sa.rmpp_version = SA_RMPP_VERSION;
 	m.sa.rmpp_type = SA_RMPP_TYPE_DATA;
-	m.sa.rmpp_flags = SA_RMPP_FLAG_ACTIVE | SA_RMPP_FLAG_FIRST |
-			  SA_RMPP_FLAG_LAST;
+	m.sa.rmpp_flags =
+		SA_RMPP_FLAG_ACTIVE | SA_RMPP_FLAG_FIRST | SA_RMPP_FLAG_LAST;
 	m.sa.segment_number = 1;
 	m.sa.payload_length = SA_RMPP_PAYLOAD_HDR + n * SA_PATH_REC_SIZE;
 	m.sa.attr_offset = SA_PATH_REC_SIZE / 8;
@@ -89,7 +89,8 @@ static void expect_fault_at(const char *file, int line, const uint8_t *buf,
 			 sa_fault_str(f.code));
 	if (field ? !f.field || strcmp(field, f.field) : f.field != NULL)
 		fail_msg("%s:%d: want field %s, got %s", file, line,
-			 field ? field : "(none)", f.field ? f.field : "(none)");
+			 field ? field : "(none)",
+			 f.field ? f.field : "(none)");
 }
 
 static void expect_ok(const uint8_t *buf, size_t len, unsigned int nrec)
@@ -259,8 +260,8 @@ static void test_rmpp(void **state)
 }
 
 /* Each reserved field: strict refuses it by name, lenient reports it. */
-static void check_reserved(const uint8_t *base, unsigned int byte,
-			   uint8_t bit, const char *name)
+static void check_reserved(const uint8_t *base, unsigned int byte, uint8_t bit,
+			   const char *name)
 {
 	uint8_t mad[SA_MAD_SIZE];
 	struct sa_msg m;
