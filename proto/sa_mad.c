@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 /*
@@ -235,6 +236,11 @@ static int table_layout(struct sa_msg *m, size_t len, size_t rec_size,
 			     m->sa.rmpp_version);
 	if (m->sa.rmpp_type != SA_RMPP_TYPE_DATA)
 		return fault(out, SA_FAULT_RMPP, "rmpp_type", m->sa.rmpp_type);
+	/* A later segment on its own: the agent was registered without
+	 * RMPP and the kernel passed segments through unassembled. */
+	if (m->sa.segment_number != 1)
+		return fault(out, SA_FAULT_RMPP, "segment_number",
+			     m->sa.segment_number);
 	if (len == SA_MAD_SIZE) {
 		uint32_t pl = m->sa.payload_length;
 
@@ -258,6 +264,8 @@ static int table_layout(struct sa_msg *m, size_t len, size_t rec_size,
 				     m->sa.payload_length);
 		return fault(out, SA_FAULT_LENGTH, NULL, len);
 	}
+	if (dlen / m->stride > UINT_MAX)
+		return fault(out, SA_FAULT_LENGTH, NULL, len);
 	m->nrec = (unsigned int)(dlen / m->stride);
 	return 0;
 }

@@ -228,6 +228,12 @@ static void test_rmpp(void **state)
 	mad[25] = 2; /* ACK */
 	expect_fault(mad, sizeof(mad), 0, SA_FAULT_RMPP, "rmpp_type");
 	table_mad(mad, 2);
+	mad[31] = 2; /* segment 2 alone: not reassembled */
+	expect_fault(mad, sizeof(mad), 0, SA_FAULT_RMPP, "segment_number");
+	table_mad(mad, 2);
+	mad[31] = 0;
+	expect_fault(mad, sizeof(mad), 0, SA_FAULT_RMPP, "segment_number");
+	table_mad(mad, 2);
 	mad[35] = 19; /* shorter than the SA header */
 	expect_fault(mad, sizeof(mad), 0, SA_FAULT_RMPP, "payload_length");
 	table_mad(mad, 2);
