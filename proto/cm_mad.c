@@ -394,6 +394,16 @@ static void hdr_encode(const struct cm_mad_hdr *h, uint8_t *p)
 	be_put(p + 20, 4, h->attr_mod);
 }
 
+void cm_mad_hdr_decode(const uint8_t *p, struct cm_mad_hdr *h)
+{
+	hdr_decode(p, h);
+}
+
+void cm_mad_hdr_encode(const struct cm_mad_hdr *h, uint8_t *p)
+{
+	hdr_encode(h, p);
+}
+
 /* Range check one enumerated value: valid when lo <= v <= hi. */
 static int check_range(struct cm_fault *out, const char *field, uint64_t v,
 		       uint64_t lo, uint64_t hi)

@@ -156,6 +156,14 @@ uint64_t cm_field_get(const struct cm_msg *msg, const struct cm_field_desc *f);
 void cm_field_set(struct cm_msg *msg, const struct cm_field_desc *f,
 		  uint64_t v);
 
+/*
+ * The 24-byte common MAD header of IBTA 13.4.3, shared by every management
+ * class (the SA codec in sa_mad.c uses it too): decode from p[0..23], and
+ * encode into p[0..23] with the reserved word written as zero.
+ */
+void cm_mad_hdr_decode(const uint8_t *p, struct cm_mad_hdr *h);
+void cm_mad_hdr_encode(const struct cm_mad_hdr *h, uint8_t *p);
+
 /* Message type for a MAD attribute id; -1 when it is no CM message. */
 int cm_msg_type_from_attr(uint16_t attr_id);
 

@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Golden bytes for SA MADs, checked in both directions: a SubnAdmGetTable
+ * of PathRecord by DGID, SGID and NumbPath; the SubnAdmGetTableResp with
+ * two PathRecords answering it; a ClassPortInfo Get and its GetResp; a
+ * failed Get.
+ *
+ * The arrays were written by hand from IBTA Vol 1 15.2.1.1 (SA header),
+ * 13.6.2.1 (RMPP header), Table 204 (PathRecord) and 13.4.8.1 (Table 145,
+ * ClassPortInfo), and cross-read against opensm's include/iba/ib_types.h
+ * (ib_sa_mad_t, ib_path_rec_t and its accessors: hop_flow_raw holds
+ * RawTraffic in bit 31, FlowLabel in bits 27-8 and HopLimit in 7-0;
+ * qos_class_sl QoSClass above SL; MTU, rate and packet life time each
+ * under a 2-bit selector), NOT from proto/sa_fields.def. If one fails,
+ * decide from the spec which side is wrong. A third source: a real
+ * GetTableResp opensm sent on ibsim, whose records must decode to what
+ * saquery printed for them (test_opensm_capture).
+ *
+ * Each byte is placed with a designated initializer whose index is the MAD
+ * offset: D + n is byte n of the first record (MAD byte 56 + n), D2 + n of
+ * the second.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sa_mad.h"
+
+#define D SA_DATA_OFFSET
+#define D2 (SA_DATA_OFFSET + 64)
+#define TID 0x0102030405060708ULL
+
+/* clang-format off */
+
+/* IBTA 13.4.3 common header, class SA. */
+#define HDR(method, status_hi, status_lo, attr_lo)			\
+	[0] = 0x01,			/* base version */		\
+	[1] = 0x03,			/* management class: SA */	\
+	[2] = 0x02,			/* class version */		\
+	[3] = (method),							\
+	[4] = (status_hi), (status_lo),	/* status */			\
+	[6] = 0x00, 0x00,		/* class specific */		\
+	[8] = 0x01, 0x02, 0x03, 0x04,	/* TID */			\
+	[12] = 0x05, 0x06, 0x07, 0x08,					\
+	[16] = 0x00, (attr_lo),		/* attribute id */		\
+	[18] = 0x00, 0x00,		/* reserved */			\
+	[20] = 0x00, 0x00, 0x00, 0x00	/* attribute modifier */
+
+/* fe80::2:c903:a1:b2c3, the querying port. */
+#define SGID_BYTES 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	\
+		   0x00, 0x02, 0xc9, 0x03, 0x00, 0xa1, 0xb2, 0xc3
+/* fe80::2:c903:d4:e5f6, the destination. */
+#define DGID_BYTES 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	\
+		   0x00, 0x02, 0xc9, 0x03, 0x00, 0xd4, 0xe5, 0xf6
+
+/* SubnAdmGetTable(PathRecord), component mask DGID | SGID | NumbPath. */
+static const uint8_t pr_query_golden[SA_MAD_SIZE] = {
+	HDR(0x12, 0x00, 0x00, 0x35),	/* GetTable, PathRecord 0x0035 */
+	[24] = 0x00, 0x00, 0x00, 0x00,	/* RMPP: none in a request */
+	[28] = 0x00, 0x00, 0x00, 0x00,	/* RMPP data1 */
+	[32] = 0x00, 0x00, 0x00, 0x00,	/* RMPP data2 */
+	[36] = 0x00, 0x00, 0x00, 0x00,	/* SM_Key 0 */
+	[40] = 0x00, 0x00, 0x00, 0x00,
+	[44] = 0x00, 0x00,		/* attribute offset: 0 in requests */
+	[46] = 0x00, 0x00,		/* reserved */
+	/* component mask: bits 2 (DGID), 3 (SGID), 12 (NumbPath) */
+	[48] = 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x0c,
+	[D + 0] = 0, 0, 0, 0, 0, 0, 0, 0,	/* ServiceID */
+	[D + 8] = DGID_BYTES,
+	[D + 24] = SGID_BYTES,
+	[D + 40] = 0x00, 0x00,		/* DLID */
+	[D + 42] = 0x00, 0x00,		/* SLID */
+	[D + 44] = 0x00, 0x00, 0x00, 0x00,	/* raw, flow label, hop limit */
+	[D + 48] = 0x00,		/* TClass */
+	[D + 49] = 0x81,		/* Reversible 1, NumbPath 1 */
+	/* the rest of the template and the data area: zero */
+};
+
+/*
+ * SubnAdmGetTableResp: one MAD, RMPP DATA segment 1 with First, Last and
+ * Active flags (what the kernel's RMPP code sends for opensm), payload
+ * length 20 + 2 * 64 = 148, attribute offset 8 (64 bytes), two records.
+ */
+static const uint8_t pr_table_golden[SA_MAD_SIZE] = {
+	HDR(0x92, 0x00, 0x00, 0x35),
+	[24] = 0x01,			/* RMPP version 1 */
+	[25] = 0x01,			/* RMPP type DATA */
+	[26] = 0x97,			/* RRespTime 18 << 3 | flags 7 */
+	[27] = 0x00,			/* RMPP status */
+	[28] = 0x00, 0x00, 0x00, 0x01,	/* segment number 1 */
+	[32] = 0x00, 0x00, 0x00, 0x94,	/* payload length 148 */
+	[36] = 0x00, 0x00, 0x00, 0x00,	/* SM_Key 0 (C15-0.1.5) */
+	[40] = 0x00, 0x00, 0x00, 0x00,
+	[44] = 0x00, 0x08,		/* attribute offset 8 words */
+	[46] = 0x00, 0x00,
+	[48] = 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x0c,
+	/* record 1 */
+	[D + 0] = 0x1c, 0x2d, 0x3e, 0x4f, 0x5a, 0x6b, 0x7c, 0x8d,
+	[D + 8] = DGID_BYTES,
+	[D + 24] = SGID_BYTES,
+	[D + 40] = 0x00, 0x11,		/* DLID 0x0011 */
+	[D + 42] = 0x00, 0x22,		/* SLID 0x0022 */
+	/* raw 0, rsvd 000, flow label 0xabcde, hop limit 0x40 */
+	[D + 44] = 0x0a, 0xbc, 0xde, 0x40,
+	[D + 48] = 0x0b,		/* TClass */
+	[D + 49] = 0x85,		/* Reversible 1, NumbPath 5 */
+	[D + 50] = 0xff, 0xff,		/* P_Key */
+	[D + 52] = 0x12, 0x3a,		/* QoSClass 0x123, SL 10 */
+	[D + 54] = 0x84,		/* MTU selector 2 (exactly), 2048 */
+	[D + 55] = 0x87,		/* rate selector 2, rate 7 (40G) */
+	[D + 56] = 0x92,		/* PLT selector 2, PLT 18 */
+	[D + 57] = 0x00,		/* preference */
+	[D + 58] = 0, 0, 0, 0, 0, 0,	/* reserved */
+	/* record 2 */
+	[D2 + 0] = 0, 0, 0, 0, 0, 0, 0, 0,
+	[D2 + 8] = DGID_BYTES,
+	[D2 + 24] = SGID_BYTES,
+	[D2 + 40] = 0x00, 0x12,		/* DLID 0x0012 */
+	[D2 + 42] = 0x00, 0x22,
+	/* raw 1, rsvd 000, flow label 0x12345, hop limit 0xff */
+	[D2 + 44] = 0x81, 0x23, 0x45, 0xff,
+	[D2 + 48] = 0x00,
+	[D2 + 49] = 0x05,		/* Reversible 0, NumbPath 5 */
+	[D2 + 50] = 0x80, 0x01,		/* P_Key 0x8001 */
+	[D2 + 52] = 0x00, 0x03,		/* QoSClass 0, SL 3 */
+	[D2 + 54] = 0x45,		/* MTU selector 1, MTU 4096 */
+	[D2 + 55] = 0x43,		/* rate selector 1, rate 3 (10G) */
+	[D2 + 56] = 0xd3,		/* PLT selector 3, PLT 19 */
+	[D2 + 57] = 0x01,		/* preference 1 */
+	/* the third 64-byte slot (MAD bytes 184-247) and 248-255: zero */
+};
+
+/* SubnAdmGet(ClassPortInfo): header only, empty record. */
+static const uint8_t cpi_get_golden[SA_MAD_SIZE] = {
+	HDR(0x01, 0x00, 0x00, 0x01),
+};
+
+/* SubnAdmGetResp(ClassPortInfo), IBTA Table 145. */
+static const uint8_t cpi_resp_golden[SA_MAD_SIZE] = {
+	HDR(0x81, 0x00, 0x00, 0x01),
+	[D + 0] = 0x01,			/* BaseVersion */
+	[D + 1] = 0x02,			/* ClassVersion */
+	[D + 2] = 0x06, 0x02,		/* CapabilityMask */
+	/* CapabilityMask2 0x0000123 (27 bits), RespTimeValue 18 */
+	[D + 4] = 0x00, 0x00, 0x24, 0x72,
+	[D + 8] = DGID_BYTES,		/* RedirectGID */
+	[D + 24] = 0x0b,		/* RedirectTC */
+	[D + 25] = 0x31, 0x23, 0x45,	/* RedirectSL 3, RedirectFL 0x12345 */
+	[D + 28] = 0x00, 0x33,		/* RedirectLID */
+	[D + 30] = 0xff, 0xff,		/* RedirectP_Key */
+	[D + 32] = 0x00,		/* reserved */
+	[D + 33] = 0x00, 0x00, 0x01,	/* RedirectQP 1 */
+	[D + 36] = 0x80, 0x01, 0x00, 0x00,	/* RedirectQ_Key */
+	[D + 40] = SGID_BYTES,		/* TrapGID */
+	[D + 56] = 0x0c,		/* TrapTC */
+	[D + 57] = 0xa6, 0x78, 0x9a,	/* TrapSL 10, TrapFL 0x6789a */
+	[D + 60] = 0x00, 0x01,		/* TrapLID */
+	[D + 62] = 0x7f, 0xff,		/* TrapP_Key */
+	[D + 64] = 0x40,		/* TrapHL */
+	[D + 65] = 0xab, 0xcd, 0xef,	/* TrapQP */
+	[D + 68] = 0x80, 0x01, 0x00, 0x02,	/* TrapQ_Key */
+};
+
+/* SubnAdmGetResp(PathRecord) ERR_NO_RECORDS: status 0x0300. */
+static const uint8_t pr_no_records_golden[SA_MAD_SIZE] = {
+	HDR(0x81, 0x03, 0x00, 0x35),
+	[48] = 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x0c,
+	[D + 8] = DGID_BYTES,
+	[D + 24] = SGID_BYTES,
+	[D + 49] = 0x81,
+};
+
+/*
+ * A real answer: opensm 3.3.23 on ibsim 0.10 (Debian 12, net-examples/
+ * net.2sw2path4hca, SM on Hca1), to `saquery -ddd -p` on Hca2, as saquery
+ * hex-dumped it (docs/SA.md). ibsim has no RMPP, so RMPP version, type and
+ * payload length are 0 (opensm leaves them to the kernel's RMPP layer),
+ * with the Active flag alone. What saquery printed for the first two
+ * records is the independent statement checked below.
+ */
+static const uint8_t opensm_ibsim_capture[SA_MAD_SIZE] = {
+	0x01, 0x03, 0x02, 0x92, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+	0x00, 0x5f, 0xaf, 0x96, 0x00, 0x35, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00, 0xfe, 0x80, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00,
+	0x00, 0x02, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0xff, 0xff,
+	0x00, 0x00, 0x83, 0x83, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xfe, 0x80, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00,
+	0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x10, 0x00, 0x01, 0x00, 0x02, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x80, 0xff, 0xff, 0x00, 0x00, 0x83, 0x83, 0x92, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x20, 0x00, 0x00, 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x25, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x80, 0xc3, 0xf9, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+};
+
+/* clang-format on */
+
+static const uint8_t sgid[16] = { SGID_BYTES };
+static const uint8_t dgid[16] = { DGID_BYTES };
+
+static void query_template(struct sa_path_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	memcpy(r->dgid, dgid, 16);
+	memcpy(r->sgid, sgid, 16);
+	r->reversible = 1;
+	r->numb_path = 1;
+}
+
+static void table_records(struct sa_path_rec r[2])
+{
+	memset(r, 0, 2 * sizeof(*r));
+	sa_path_rec_set_service_id(&r[0], 0x1c2d3e4f5a6b7c8dULL);
+	memcpy(r[0].dgid, dgid, 16);
+	memcpy(r[0].sgid, sgid, 16);
+	r[0].dlid = 0x0011;
+	r[0].slid = 0x0022;
+	r[0].flow_label = 0xabcde;
+	r[0].hop_limit = 0x40;
+	r[0].tclass = 0x0b;
+	r[0].reversible = 1;
+	r[0].numb_path = 5;
+	r[0].pkey = 0xffff;
+	r[0].qos_class = 0x123;
+	r[0].sl = 10;
+	r[0].mtu_selector = 2;
+	r[0].mtu = 4;
+	r[0].rate_selector = 2;
+	r[0].rate = 7;
+	r[0].plt_selector = 2;
+	r[0].packet_life_time = 18;
+
+	memcpy(r[1].dgid, dgid, 16);
+	memcpy(r[1].sgid, sgid, 16);
+	r[1].dlid = 0x0012;
+	r[1].slid = 0x0022;
+	r[1].raw_traffic = 1;
+	r[1].flow_label = 0x12345;
+	r[1].hop_limit = 0xff;
+	r[1].numb_path = 5;
+	r[1].pkey = 0x8001;
+	r[1].sl = 3;
+	r[1].mtu_selector = 1;
+	r[1].mtu = 5;
+	r[1].rate_selector = 1;
+	r[1].rate = 3;
+	r[1].plt_selector = 3;
+	r[1].packet_life_time = 19;
+	r[1].preference = 1;
+}
+
+static void cpi_expected(struct sa_class_port_info *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->base_version = 1;
+	c->class_version = 2;
+	c->capability_mask = 0x0602;
+	c->capability_mask2 = 0x123;
+	c->resp_time_value = 18;
+	memcpy(c->redirect_gid, dgid, 16);
+	c->redirect_tc = 0x0b;
+	c->redirect_sl = 3;
+	c->redirect_fl = 0x12345;
+	c->redirect_lid = 0x33;
+	c->redirect_pkey = 0xffff;
+	c->redirect_qp = 1;
+	c->redirect_qkey = 0x80010000;
+	memcpy(c->trap_gid, sgid, 16);
+	c->trap_tc = 0x0c;
+	c->trap_sl = 10;
+	c->trap_fl = 0x6789a;
+	c->trap_lid = 1;
+	c->trap_pkey = 0x7fff;
+	c->trap_hl = 0x40;
+	c->trap_qp = 0xabcdef;
+	c->trap_qkey = 0x80010002;
+}
+
+/*
+ * Two records equal row by row (through the descriptors, so struct padding
+ * never matters), naming the first row that differs.
+ */
+static void assert_rec_equal(enum sa_rec_type t, const void *a, const void *b)
+{
+	const struct sa_rec_desc *d = sa_rec_desc(t);
+
+	for (unsigned int i = 0; i < d->nfields; i++) {
+		const struct cm_field_desc *f = &d->fields[i];
+		size_t n = 0;
+
+		switch (f->kind) {
+		case CM_KIND_u8:
+			n = 1;
+			break;
+		case CM_KIND_u16:
+			n = 2;
+			break;
+		case CM_KIND_u32:
+			n = 4;
+			break;
+		case CM_KIND_u64:
+			n = 8;
+			break;
+		case CM_KIND_bytes:
+			n = f->width / 8;
+			break;
+		case CM_KIND_rsvd:
+			break;
+		}
+		if (memcmp((const uint8_t *)a + f->offset,
+			   (const uint8_t *)b + f->offset, n))
+			fail_msg("%s.%s differs", d->name, f->name);
+	}
+}
+
+static void assert_hdr(const struct sa_msg *m, uint8_t method, uint16_t status,
+		       uint16_t attr)
+{
+	assert_int_equal(m->hdr.base_version, 1);
+	assert_int_equal(m->hdr.mgmt_class, 0x03);
+	assert_int_equal(m->hdr.class_version, 2);
+	assert_int_equal(m->hdr.method, method);
+	assert_int_equal(m->hdr.status, status);
+	assert_int_equal(m->hdr.tid, TID);
+	assert_int_equal(m->hdr.attr_id, attr);
+	assert_int_equal(m->hdr.attr_mod, 0);
+}
+
+static void decode_ok(const uint8_t *buf, size_t len, struct sa_msg *m)
+{
+	struct sa_fault f;
+
+	assert_int_equal(sa_mad_decode(buf, len, SA_DECODE_STRICT, m, &f), 0);
+	assert_int_equal(f.code, SA_FAULT_NONE);
+}
+
+static void test_pr_query_decode(void **state)
+{
+	struct sa_path_rec want, got;
+	struct sa_msg m;
+
+	(void)state;
+	decode_ok(pr_query_golden, sizeof(pr_query_golden), &m);
+	assert_hdr(&m, SA_METHOD_GET_TABLE, 0, SA_ATTR_PATH_REC);
+	assert_int_equal(m.rec, SA_REC_PATH_REC);
+	assert_int_equal(m.sa.comp_mask, SA_PR_COMP_DGID | SA_PR_COMP_SGID |
+						 SA_PR_COMP_NUMB_PATH);
+	assert_int_equal(m.sa.attr_offset, 0);
+	assert_int_equal(m.sa.rmpp_flags, 0);
+	assert_int_equal(m.nrec, 1);
+	query_template(&want);
+	assert_int_equal(sa_msg_path_rec(&m, 0, &got), 0);
+	assert_rec_equal(SA_REC_PATH_REC, &want, &got);
+	assert_int_equal(sa_msg_path_rec(&m, 1, &got), -ERANGE);
+}
+
+static void test_pr_query_encode(void **state)
+{
+	struct sa_path_rec tmpl;
+	struct sa_msg m;
+	uint8_t out[SA_MAD_SIZE];
+
+	(void)state;
+	query_template(&tmpl);
+	sa_msg_init(&m, SA_REC_PATH_REC, SA_METHOD_GET_TABLE, TID,
+		    SA_PR_COMP_DGID | SA_PR_COMP_SGID | SA_PR_COMP_NUMB_PATH);
+	memset(out, 0xa5, sizeof(out));
+	assert_int_equal(sa_path_mad_encode(&m, &tmpl, 1, out, sizeof(out)),
+			 SA_MAD_SIZE);
+	assert_memory_equal(out, pr_query_golden, SA_MAD_SIZE);
+}
+
+static void test_pr_table_decode(void **state)
+{
+	struct sa_path_rec want[2], got;
+	struct sa_msg m;
+
+	(void)state;
+	decode_ok(pr_table_golden, sizeof(pr_table_golden), &m);
+	assert_hdr(&m, SA_METHOD_GET_TABLE_RESP, 0, SA_ATTR_PATH_REC);
+	assert_int_equal(m.sa.rmpp_version, 1);
+	assert_int_equal(m.sa.rmpp_type, SA_RMPP_TYPE_DATA);
+	assert_int_equal(m.sa.rmpp_resp_time, 18);
+	assert_int_equal(m.sa.rmpp_flags, SA_RMPP_FLAG_ACTIVE |
+						  SA_RMPP_FLAG_FIRST |
+						  SA_RMPP_FLAG_LAST);
+	assert_int_equal(m.sa.segment_number, 1);
+	assert_int_equal(m.sa.payload_length, 148);
+	assert_int_equal(m.sa.attr_offset, 8);
+	assert_int_equal(m.nrec, 2);
+	assert_int_equal(m.stride, 64);
+	assert_ptr_equal(m.data, pr_table_golden + 56);
+	table_records(want);
+	for (unsigned int i = 0; i < 2; i++) {
+		assert_int_equal(sa_msg_path_rec(&m, i, &got), 0);
+		assert_rec_equal(SA_REC_PATH_REC, &want[i], &got);
+	}
+	assert_int_equal(sa_path_rec_service_id(&want[0]),
+			 0x1c2d3e4f5a6b7c8dULL);
+	assert_int_equal(sa_msg_path_rec(&m, 2, &got), -ERANGE);
+	assert_int_equal(sa_msg_class_port_info(&m, NULL), -EINVAL);
+}
+
+static void table_msg(struct sa_msg *m)
+{
+	sa_msg_init(m, SA_REC_PATH_REC, SA_METHOD_GET_TABLE_RESP, TID,
+		    SA_PR_COMP_DGID | SA_PR_COMP_SGID | SA_PR_COMP_NUMB_PATH);
+	m->sa.rmpp_version = SA_RMPP_VERSION;
+	m->sa.rmpp_type = SA_RMPP_TYPE_DATA;
+	m->sa.rmpp_resp_time = 18;
+	m->sa.rmpp_flags =
+		SA_RMPP_FLAG_ACTIVE | SA_RMPP_FLAG_FIRST | SA_RMPP_FLAG_LAST;
+	m->sa.segment_number = 1;
+	m->sa.payload_length = SA_RMPP_PAYLOAD_HDR + 2 * SA_PATH_REC_SIZE;
+	m->sa.attr_offset = SA_PATH_REC_SIZE / 8;
+}
+
+static void test_pr_table_encode(void **state)
+{
+	struct sa_path_rec recs[2];
+	struct sa_msg m;
+	uint8_t out[SA_MAD_SIZE];
+
+	(void)state;
+	table_records(recs);
+	table_msg(&m);
+	memset(out, 0xa5, sizeof(out));
+	assert_int_equal(sa_path_mad_encode(&m, recs, 2, out, sizeof(out)),
+			 SA_MAD_SIZE);
+	assert_memory_equal(out, pr_table_golden, SA_MAD_SIZE);
+	/* More than one record only in a table response. */
+	m.hdr.method = SA_METHOD_GET_RESP;
+	assert_int_equal(sa_path_mad_encode(&m, recs, 2, out, sizeof(out)),
+			 -EINVAL);
+	m.hdr.method = SA_METHOD_GET_TABLE_RESP;
+	assert_int_equal(sa_path_mad_encode(&m, recs, 2, out, 255), -ENOSPC);
+}
+
+/*
+ * The kernel's reassembly of a longer table: the first segment's 56
+ * header bytes, then the records back to back, the buffer exactly as long
+ * as the data. Five records (320 bytes, two segments on the wire).
+ */
+static void test_pr_table_reassembled(void **state)
+{
+	struct sa_path_rec recs[5], got;
+	struct sa_msg m, d;
+	uint8_t out[56 + 5 * 64 + 8];
+	struct sa_fault f;
+
+	(void)state;
+	table_records(recs);
+	table_records(recs + 2);
+	recs[4] = recs[0];
+	recs[4].dlid = 0x0044;
+	table_msg(&m);
+	m.sa.rmpp_flags = SA_RMPP_FLAG_ACTIVE | SA_RMPP_FLAG_FIRST;
+	m.sa.payload_length = 0; /* the count comes from the length */
+	assert_int_equal(sa_path_mad_encode(&m, recs, 5, out, sizeof(out)),
+			 56 + 5 * 64);
+	assert_memory_equal(out + 56, pr_table_golden + 56, 128);
+	decode_ok(out, 56 + 5 * 64, &d);
+	assert_int_equal(d.nrec, 5);
+	for (unsigned int i = 0; i < 5; i++) {
+		assert_int_equal(sa_msg_path_rec(&d, i, &got), 0);
+		assert_rec_equal(SA_REC_PATH_REC, &recs[i], &got);
+	}
+	/* A partial record at the end is no reassembly of whole records. */
+	assert_int_equal(sa_mad_decode(out, 56 + 5 * 64 - 1, 0, &d, &f),
+			 -EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_LENGTH);
+}
+
+static void test_cpi_get(void **state)
+{
+	struct sa_msg m;
+	uint8_t out[SA_MAD_SIZE];
+
+	(void)state;
+	decode_ok(cpi_get_golden, SA_MAD_SIZE, &m);
+	assert_hdr(&m, SA_METHOD_GET, 0, SA_ATTR_CLASS_PORT_INFO);
+	assert_int_equal(m.rec, SA_REC_CLASS_PORT_INFO);
+	sa_msg_init(&m, SA_REC_CLASS_PORT_INFO, SA_METHOD_GET, TID, 0);
+	memset(out, 0xa5, sizeof(out));
+	assert_int_equal(sa_cpi_mad_encode(&m, NULL, out), SA_MAD_SIZE);
+	assert_memory_equal(out, cpi_get_golden, SA_MAD_SIZE);
+}
+
+static void test_cpi_resp(void **state)
+{
+	struct sa_class_port_info want, got;
+	struct sa_msg m;
+	uint8_t out[SA_MAD_SIZE];
+
+	(void)state;
+	decode_ok(cpi_resp_golden, SA_MAD_SIZE, &m);
+	assert_hdr(&m, SA_METHOD_GET_RESP, 0, SA_ATTR_CLASS_PORT_INFO);
+	cpi_expected(&want);
+	assert_int_equal(sa_msg_class_port_info(&m, &got), 0);
+	assert_rec_equal(SA_REC_CLASS_PORT_INFO, &want, &got);
+	assert_int_equal(sa_msg_path_rec(&m, 0, NULL), -EINVAL);
+
+	sa_msg_init(&m, SA_REC_CLASS_PORT_INFO, SA_METHOD_GET_RESP, TID, 0);
+	memset(out, 0xa5, sizeof(out));
+	assert_int_equal(sa_cpi_mad_encode(&m, &want, out), SA_MAD_SIZE);
+	assert_memory_equal(out, cpi_resp_golden, SA_MAD_SIZE);
+}
+
+static void test_no_records(void **state)
+{
+	struct sa_path_rec tmpl;
+	struct sa_msg m;
+	uint8_t out[SA_MAD_SIZE];
+
+	(void)state;
+	decode_ok(pr_no_records_golden, SA_MAD_SIZE, &m);
+	assert_hdr(&m, SA_METHOD_GET_RESP, 0x0300, SA_ATTR_PATH_REC);
+	assert_int_equal(sa_status_sa_code(m.hdr.status), SA_ERR_NO_RECORDS);
+	assert_false(sa_status_busy(m.hdr.status));
+	assert_false(sa_status_redirect(m.hdr.status));
+	assert_int_equal(sa_status_invalid_field(m.hdr.status), 0);
+	assert_string_equal(sa_status_str(SA_ERR_NO_RECORDS), "no records");
+
+	query_template(&tmpl);
+	sa_msg_init(&m, SA_REC_PATH_REC, SA_METHOD_GET_RESP, TID,
+		    SA_PR_COMP_DGID | SA_PR_COMP_SGID | SA_PR_COMP_NUMB_PATH);
+	m.hdr.status = (uint16_t)(SA_ERR_NO_RECORDS << 8);
+	assert_int_equal(sa_path_mad_encode(&m, &tmpl, 1, out, sizeof(out)),
+			 SA_MAD_SIZE);
+	assert_memory_equal(out, pr_no_records_golden, SA_MAD_SIZE);
+}
+
+/* IBTA Table 141 and 194 (opensm's IB_MAD_STATUS_* / IB_SA_MAD_STATUS_*). */
+static void test_status_bits(void **state)
+{
+	static const struct {
+		unsigned int code;
+		uint16_t wire;
+	} codes[] = {
+		{ SA_ERR_NO_RESOURCES, 0x0100 },
+		{ SA_ERR_REQ_INVALID, 0x0200 },
+		{ SA_ERR_NO_RECORDS, 0x0300 },
+		{ SA_ERR_TOO_MANY_RECORDS, 0x0400 },
+		{ SA_ERR_REQ_INVALID_GID, 0x0500 },
+		{ SA_ERR_REQ_INSUFFICIENT_COMPONENTS, 0x0600 },
+		{ SA_ERR_REQ_DENIED, 0x0700 },
+		{ SA_ERR_PRIO_SUGGESTED, 0x0800 },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		assert_int_equal(sa_status_sa_code(codes[i].wire),
+				 codes[i].code);
+		assert_string_not_equal(sa_status_str(codes[i].code),
+					"unknown");
+	}
+	assert_true(sa_status_busy(0x0001));
+	assert_true(sa_status_redirect(0x0002));
+	assert_false(sa_status_busy(0x0002));
+	assert_int_equal(sa_status_invalid_field(0x001c), 7);
+	assert_int_equal(sa_status_invalid_field(0x000c), 3);
+	assert_int_equal(sa_status_sa_code(0x0301), 3);
+	assert_string_equal(sa_status_str(9), "unknown");
+}
+
+/*
+ * The capture above: refused as it stands (no RMPP version: ibsim, not a
+ * kernel, delivered it), and its first two records decode to what saquery
+ * (libibmad's field printer, not this code) printed for them.
+ */
+static void test_opensm_capture(void **state)
+{
+	static const uint8_t gid_20_0[16] = { 0xfe, 0x80, [13] = 0x20 };
+	static const uint8_t gid_10_1[16] = { 0xfe,
+					      0x80, [13] = 0x10, [15] = 0x01 };
+	struct sa_path_rec want, got;
+	struct sa_msg m;
+	struct sa_fault f;
+
+	(void)state;
+	assert_int_equal(
+		sa_mad_decode(opensm_ibsim_capture, SA_MAD_SIZE, 0, &m, &f),
+		-EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_RMPP);
+	assert_string_equal(f.field, "rmpp_version");
+	assert_int_equal(m.hdr.method, SA_METHOD_GET_TABLE_RESP);
+	assert_int_equal(m.hdr.tid, 0x00010000005faf96ULL);
+	assert_int_equal(m.sa.rmpp_flags, SA_RMPP_FLAG_ACTIVE);
+	assert_int_equal(m.sa.attr_offset, 8);
+
+	/* saquery: dgid fe80::20:0 sgid fe80::20:0 dlid 2 slid 2
+	 * num_path_revers 0x80 pkey 0xFFFF mtu 0x83 rate 0x83 pkt_life 0x80 */
+	memset(&want, 0, sizeof(want));
+	memcpy(want.dgid, gid_20_0, 16);
+	memcpy(want.sgid, gid_20_0, 16);
+	want.dlid = 2;
+	want.slid = 2;
+	want.reversible = 1;
+	want.pkey = 0xffff;
+	want.mtu_selector = 2;
+	want.mtu = CM_MTU_1024;
+	want.rate_selector = 2;
+	want.rate = 3;
+	want.plt_selector = 2;
+	assert_null(sa_path_rec_decode(opensm_ibsim_capture + 56, &got));
+	assert_rec_equal(SA_REC_PATH_REC, &want, &got);
+
+	/* saquery: sgid fe80::10:1 slid 1 pkt_life 0x92, the rest as above */
+	memcpy(want.sgid, gid_10_1, 16);
+	want.slid = 1;
+	want.packet_life_time = 0x12;
+	assert_null(sa_path_rec_decode(opensm_ibsim_capture + 56 + 64, &got));
+	assert_rec_equal(SA_REC_PATH_REC, &want, &got);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pr_query_decode),
+		cmocka_unit_test(test_pr_query_encode),
+		cmocka_unit_test(test_pr_table_decode),
+		cmocka_unit_test(test_pr_table_encode),
+		cmocka_unit_test(test_pr_table_reassembled),
+		cmocka_unit_test(test_cpi_get),
+		cmocka_unit_test(test_cpi_resp),
+		cmocka_unit_test(test_no_records),
+		cmocka_unit_test(test_status_bits),
+		cmocka_unit_test(test_opensm_capture),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
