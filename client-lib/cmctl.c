@@ -375,7 +375,7 @@ static int list(struct cmc_channel *ch, enum cmc_list_filter filter, bool json)
 				snprintf(rqpn, sizeof(rqpn), "0x%06x",
 					 x->remote_qpn);
 			}
-			printf("%-10u %-14s 0x%016" PRIx64 " 0x%016" PRIx64
+			printf("0x%08x %-14s 0x%016" PRIx64 " 0x%016" PRIx64
 			       " 0x%08x 0x%08x %-12s %-8s %-8s %-8u %-15s "
 			       "%-6u %-11s %-6s %s\n",
 			       x->id, cmc_state_str((enum cmc_state)x->state),

@@ -95,7 +95,7 @@ check "list header names PORT LQPN RQPN PID COMM" \
 comm=$(basename "$HOLD" | cut -c1-15)
 row1=$(grep ' ESTABLISHED ' "$dir/list1.txt")
 check "node 1's connection: sim1/1, QPNs, owner name, lid:33" \
-	matches "$row1" "^[0-9]+ +ESTABLISHED +0x0{12}1234 +0x0{16} +0x[0-9a-f]{8} +0x[0-9a-f]{8} +sim1/1 +0x000abc +0x000def +[0-9]+ +$comm +[0-9]+ +- +- +lid:33\$"
+	matches "$row1" "^0x[0-9a-f]{8} +ESTABLISHED +0x0{12}1234 +0x0{16} +0x[0-9a-f]{8} +0x[0-9a-f]{8} +sim1/1 +0x000abc +0x000def +[0-9]+ +$comm +[0-9]+ +- +- +lid:33\$"
 row2=$(grep ' ESTABLISHED ' "$dir/list2.txt")
 check "node 2's connection: sim2/1, QPNs swapped, lid:17" \
 	matches "$row2" " sim2/1 +0x000def +0x000abc .* lid:17\$"
@@ -110,6 +110,8 @@ check "comm ids cross-match ($l1/$r1 vs $l2/$r2)" \
 # must be what cmctl printed (log level debug shows them; here the
 # format is the point, so compare with printf's).
 check "comm id is 0x%08x" test "$l1" = "$(printf '0x%08x' "$((l1))")"
+check "the id column is the local comm id in hex" \
+	matches "$row1" "^$l1 "
 # Wireshark's reading of the same connection's REQ (node 1 sent it):
 # the comm id and QPN as cmctl printed them, character for character.
 if command -v tshark >/dev/null 2>&1; then

@@ -331,8 +331,8 @@ static void cmctl_shows(struct cmc_id *l, const char *where)
 	char cmdline[512];
 
 	snprintf(cmdline, sizeof(cmdline),
-		 "%s -s %s listeners | grep -Eq '^%u .* %s$'", getenv("CMCTL"),
-		 sim_fab.sock[1], cmc_id_num(l), where);
+		 "%s -s %s listeners | grep -Eq '^0x%08x .* %s$'",
+		 getenv("CMCTL"), sim_fab.sock[1], cmc_id_num(l), where);
 	if (!system(cmdline))
 		return;
 	/* What it did show, for the log. */
@@ -340,7 +340,7 @@ static void cmctl_shows(struct cmc_id *l, const char *where)
 		 getenv("CMCTL"), sim_fab.sock[1]);
 	if (system(cmdline))
 		fprintf(stderr, "cmctl failed\n");
-	fail_msg("cmctl listeners: no line for %u ending with %s",
+	fail_msg("cmctl listeners: no line for 0x%08x ending with %s",
 		 cmc_id_num(l), where);
 }
 
