@@ -74,16 +74,19 @@ sources() {
 	cmp) echo proto/cmp.c proto/cm_mad.c ;;
 	# The CM engine as daemon/meson.build's engine_sources, proto, and
 	# the engine tests' fake fabric.
+	# log.c and refuse.c are daemon/meson.build's log_lib, and log.c
+	# speaks to the journal through libsystemd.
 	engine)
 		echo daemon/{conn,conn_msg,conn_rec,conn_table,counters,engine,evq}.c \
-			daemon/{listen,log,rx,timer}.c proto/*.c \
-			tests/lib/fake_fabric.c
+			daemon/{listen,log,refuse,rx,timer}.c proto/*.c \
+			tests/lib/fake_fabric.c -lsystemd
 		;;
 	# The engine, its handoff state (daemon/eng_state.c, state.c) and
 	# zlib for the state's CRC.
 	state)
 		echo daemon/{conn,conn_msg,conn_rec,conn_table,counters,engine,evq}.c \
-			daemon/{listen,log,rx,timer,eng_state,state}.c proto/*.c -lz
+			daemon/{listen,log,refuse,rx,timer,eng_state,state}.c \
+			proto/*.c -lz -lsystemd
 		;;
 	*) echo proto/*.c ;;
 	esac
