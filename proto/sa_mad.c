@@ -223,10 +223,50 @@ static const char *records_rsvd(const struct sa_msg *m)
  * the last segment's padding). Records sit AttributeOffset 8-byte words
  * apart; with no records opensm sends an offset of 0.
  */
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * SA_DECODE_NO_RMPP: one MAD whose RMPP header nobody filled (opensm
+ * leaves version, type and payload length to the kernel's RMPP layer,
+ * which ibsim does not have). The attribute offset gives the stride; the
+ * records are the non-zero slots before the first zero one.
+ */
+static int no_rmpp_layout(struct sa_msg *m, size_t rec_size,
+			  struct sa_fault *out)
+{
+	unsigned int max, n = 0;
+
+	m->stride = (unsigned int)rec_size;
+	if (all_zero(m->data, SA_DATA_SIZE))
+		return 0;
+	if (m->sa.attr_offset * 8u < rec_size)
+		return fault(out, SA_FAULT_ATTR_OFFSET, "attr_offset",
+			     m->sa.attr_offset);
+	m->stride = m->sa.attr_offset * 8u;
+	max = SA_DATA_SIZE / m->stride;
+	while (n < max && !all_zero(m->data + (size_t)n * m->stride, m->stride))
+		n++;
+	for (unsigned int i = n + 1; i < max; i++)
+		if (!all_zero(m->data + (size_t)i * m->stride, m->stride))
+			return fault(out, SA_FAULT_LENGTH, "data", i);
+	m->nrec = n;
+	return 0;
+}
+
 static int table_layout(struct sa_msg *m, size_t len, size_t rec_size,
-			struct sa_fault *out)
+			unsigned int flags, struct sa_fault *out)
 {
 	size_t dlen;
+
+	if ((flags & SA_DECODE_NO_RMPP) && len == SA_MAD_SIZE &&
+	    m->sa.rmpp_version == 0)
+		return no_rmpp_layout(m, rec_size, out);
 
 	if (!(m->sa.rmpp_flags & SA_RMPP_FLAG_ACTIVE))
 		return fault(out, SA_FAULT_RMPP, "rmpp_flags",
@@ -317,7 +357,7 @@ int sa_mad_decode(const void *buf, size_t len, unsigned int flags,
 			return fault(out, SA_FAULT_LENGTH, NULL, len);
 		m->nrec = m->hdr.method == SA_METHOD_GET_TABLE_RESP ? 0 : 1;
 	} else {
-		rc = table_layout(m, len, rec_size, out);
+		rc = table_layout(m, len, rec_size, flags, out);
 		if (rc)
 			return rc;
 	}

@@ -246,6 +246,18 @@ enum {
 	 * without it the decode succeeds and fault->code says
 	 * SA_FAULT_RESERVED, as cm_mad_decode does. */
 	SA_DECODE_STRICT = 1 << 0,
+	/*
+	 * The transport does no RMPP (ibsim's umad2sim): a successful
+	 * GetTableResp of one MAD with RMPP version 0 is framed by its
+	 * attribute offset alone. Records are the slots of the 200 data
+	 * bytes at the offset's stride (at most 200 / stride: what does not
+	 * fit cannot arrive), counted up to the first all-zero slot, which
+	 * is padding: a PathRecord from the SA has a non-zero DGID (and
+	 * DLID), a ClassPortInfo a non-zero base version. A non-zero slot
+	 * after a zero one is refused (SA_FAULT_LENGTH, field "data"). A
+	 * MAD with RMPP version 1 is decoded as without the flag.
+	 */
+	SA_DECODE_NO_RMPP = 1 << 1,
 };
 
 /* One SA MAD: its headers and where its records are. */

@@ -195,15 +195,23 @@ static void check_decoded(const uint8_t *data, size_t size,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sa_msg lenient, strict;
-	struct sa_fault fl, fs;
-	int rl, rs;
+	struct sa_msg lenient, strict, norm;
+	struct sa_fault fl, fs, fn;
+	int rl, rs, rn;
 
 	rl = sa_mad_decode(data, size, 0, &lenient, &fl);
 	rs = sa_mad_decode(data, size, SA_DECODE_STRICT, &strict, &fs);
 	FUZZ_CHECK(rl == 0 || rl == -EBADMSG);
 	FUZZ_CHECK(rs == 0 || rs == -EBADMSG);
 	FUZZ_CHECK(sa_fault_str(fl.code) && sa_fault_str(fs.code));
+	/* A transport without RMPP: the decode still ends in 0 or
+	 * -EBADMSG and its records stay inside the buffer. */
+	rn = sa_mad_decode(data, size, SA_DECODE_NO_RMPP, &norm, &fn);
+	FUZZ_CHECK(rn == 0 || rn == -EBADMSG);
+	if (rn == 0)
+		FUZZ_CHECK(norm.stride == 0 ||
+			   (size_t)norm.nrec * norm.stride <=
+				   size - SA_DATA_OFFSET);
 	if (size < SA_MAD_SIZE)
 		FUZZ_CHECK(rl && fl.code == SA_FAULT_LENGTH);
 	if (rl) {

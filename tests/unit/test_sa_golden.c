@@ -627,6 +627,114 @@ static void test_opensm_capture(void **state)
 	assert_rec_equal(SA_REC_PATH_REC, &want, &got);
 }
 
+/*
+ * SA_DECODE_NO_RMPP on the capture: three non-zero 64-byte slots fit the
+ * 200 data bytes, so three records; the first two are saquery's (checked
+ * above). The third has DLID 0, P_Key 0 and non-zero reserved bytes 58-63
+ * (80 c3 f9 07 00 00, a little-endian pointer's look): it is reported as
+ * a reserved-field note, and SA_DECODE_STRICT refuses the MAD for it.
+ */
+static void test_opensm_capture_no_rmpp(void **state)
+{
+	struct sa_path_rec got;
+	struct sa_msg m;
+	struct sa_fault f;
+
+	(void)state;
+	assert_int_equal(sa_mad_decode(opensm_ibsim_capture, SA_MAD_SIZE,
+				       SA_DECODE_NO_RMPP, &m, &f),
+			 0);
+	assert_int_equal(f.code, SA_FAULT_RESERVED);
+	assert_string_equal(f.field, "rsvd58");
+	assert_int_equal(m.nrec, 3);
+	assert_int_equal(m.stride, 64);
+	assert_ptr_equal(m.data, opensm_ibsim_capture + 56);
+	assert_int_equal(sa_msg_path_rec(&m, 1, &got), 0);
+	assert_int_equal(got.slid, 1);
+	assert_int_equal(got.packet_life_time, 0x12);
+	assert_int_equal(sa_msg_path_rec(&m, 2, &got), 0);
+	assert_int_equal(got.dlid, 0);
+	assert_int_equal(got.pkey, 0);
+	assert_int_equal(sa_msg_path_rec(&m, 3, &got), -ERANGE);
+
+	assert_int_equal(sa_mad_decode(opensm_ibsim_capture, SA_MAD_SIZE,
+				       SA_DECODE_NO_RMPP | SA_DECODE_STRICT, &m,
+				       &f),
+			 -EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_RESERVED);
+	assert_string_equal(f.field, "rsvd58");
+}
+
+/*
+ * The padding rule: an all-zero slot ends the table. The capture with its
+ * third slot cleared is the two records saquery printed, even strictly;
+ * with the second cleared too the third is a record after padding,
+ * refused; with no data at all (opensm's empty table, offset 0) none.
+ */
+static void test_no_rmpp_padding(void **state)
+{
+	uint8_t buf[SA_MAD_SIZE];
+	struct sa_msg m;
+	struct sa_fault f;
+
+	(void)state;
+	memcpy(buf, opensm_ibsim_capture, SA_MAD_SIZE);
+	memset(buf + 56 + 128, 0, 64);
+	assert_int_equal(sa_mad_decode(buf, SA_MAD_SIZE,
+				       SA_DECODE_NO_RMPP | SA_DECODE_STRICT, &m,
+				       &f),
+			 0);
+	assert_int_equal(f.code, SA_FAULT_NONE);
+	assert_int_equal(m.nrec, 2);
+	/* Not without the flag: the strict default stays the spec's. */
+	assert_int_equal(
+		sa_mad_decode(buf, SA_MAD_SIZE, SA_DECODE_STRICT, &m, &f),
+		-EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_RMPP);
+
+	memcpy(buf, opensm_ibsim_capture, SA_MAD_SIZE);
+	memset(buf + 56 + 64, 0, 64);
+	assert_int_equal(
+		sa_mad_decode(buf, SA_MAD_SIZE, SA_DECODE_NO_RMPP, &m, &f),
+		-EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_LENGTH);
+	assert_string_equal(f.field, "data");
+	assert_int_equal(f.value, 2);
+
+	memcpy(buf, opensm_ibsim_capture, SA_MAD_SIZE);
+	memset(buf + 56, 0, SA_DATA_SIZE);
+	buf[45] = 0; /* attribute offset 0 */
+	assert_int_equal(sa_mad_decode(buf, SA_MAD_SIZE,
+				       SA_DECODE_NO_RMPP | SA_DECODE_STRICT, &m,
+				       &f),
+			 0);
+	assert_int_equal(m.nrec, 0);
+
+	/* Records at a stride below a record are still refused. */
+	memcpy(buf, opensm_ibsim_capture, SA_MAD_SIZE);
+	buf[45] = 4;
+	assert_int_equal(
+		sa_mad_decode(buf, SA_MAD_SIZE, SA_DECODE_NO_RMPP, &m, &f),
+		-EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_ATTR_OFFSET);
+}
+
+/* An RMPP version 1 answer decodes by its payload length, flag or not. */
+static void test_no_rmpp_keeps_rmpp(void **state)
+{
+	uint8_t buf[SA_MAD_SIZE];
+	struct sa_msg m;
+	struct sa_fault f;
+
+	(void)state;
+	memcpy(buf, pr_table_golden, SA_MAD_SIZE);
+	/* a stray non-zero third slot: outside the payload length */
+	buf[56 + 128 + 8] = 0xfe;
+	assert_int_equal(
+		sa_mad_decode(buf, SA_MAD_SIZE, SA_DECODE_NO_RMPP, &m, &f), 0);
+	assert_int_equal(m.nrec, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -640,6 +748,9 @@ int main(void)
 		cmocka_unit_test(test_no_records),
 		cmocka_unit_test(test_status_bits),
 		cmocka_unit_test(test_opensm_capture),
+		cmocka_unit_test(test_opensm_capture_no_rmpp),
+		cmocka_unit_test(test_no_rmpp_padding),
+		cmocka_unit_test(test_no_rmpp_keeps_rmpp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
