@@ -295,6 +295,19 @@ int sa_msg_class_port_info(const struct sa_msg *m,
 			   struct sa_class_port_info *cpi);
 
 /*
+ * Print m for people: its common header, the SA header rows (method and
+ * status named, the component mask's bits by their record's row names),
+ * then every record, every row by its sa_fields.def name ("  dgid:
+ * fe80:..."; rows of 16 bits or more in hex, narrower ones in decimal,
+ * reserved rows only when not zero). Returns the length the whole text
+ * needs, like snprintf; buf always ends in a NUL when size > 0.
+ */
+size_t sa_msg_dump(const struct sa_msg *m, char *buf, size_t size);
+
+/* "SubnAdmGetTableResp", or NULL for a method this codec does not know. */
+const char *sa_method_name(uint8_t method);
+
+/*
  * Fill m for a request: a Get or GetTable of a PathRecord (comp_mask
  * selects the template's rows that the SA must match), or a Get of
  * ClassPortInfo (comp_mask 0). Base version, class and class version are

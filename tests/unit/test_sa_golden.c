@@ -453,9 +453,11 @@ static void test_opensm_capture(void **state)
 /*
  * SA_DECODE_NO_RMPP on the capture: three non-zero 64-byte slots fit the
  * 200 data bytes, so three records; the first two are saquery's (checked
- * above). The third has DLID 0, P_Key 0 and non-zero reserved bytes 58-63
- * (80 c3 f9 07 00 00, a little-endian pointer's look): it is reported as
- * a reserved-field note, and SA_DECODE_STRICT refuses the MAD for it.
+ * above). The third has DLID 0, P_Key 0, TClass 0x25, preference 0x80
+ * and non-zero reserved bytes 58-63 (c3 f9 07 00 00 00): not a path (it
+ * looks like uninitialised memory behind two records); it is reported as
+ * a reserved-field note, SA_DECODE_STRICT refuses the MAD for it, and
+ * sa_path_check() refuses the record (DLID 0).
  */
 static void test_opensm_capture_no_rmpp(void **state)
 {
