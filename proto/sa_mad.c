@@ -598,18 +598,26 @@ size_t sa_msg_dump(const struct sa_msg *m, char *buf, size_t size)
 		       m->hdr.class_version, m->hdr.method,
 		       method ? method : "?", m->hdr.status);
 	if (m->hdr.status) {
-		sa_dump_printf(&d, " (");
-		if (code)
-			sa_dump_printf(&d, "%s", sa_status_str(code));
-		if (sa_status_busy(m->hdr.status))
-			sa_dump_printf(&d, "%sbusy", code ? ", " : "");
-		if (sa_status_redirect(m->hdr.status))
-			sa_dump_printf(&d, "%sredirect", code ? ", " : "");
-		if (sa_status_invalid_field(m->hdr.status))
-			sa_dump_printf(&d, "%sinvalid field %u",
-				       code ? ", " : "",
+		const char *sep = " (";
+
+		if (code) {
+			sa_dump_printf(&d, "%s%s", sep, sa_status_str(code));
+			sep = ", ";
+		}
+		if (sa_status_busy(m->hdr.status)) {
+			sa_dump_printf(&d, "%sbusy", sep);
+			sep = ", ";
+		}
+		if (sa_status_redirect(m->hdr.status)) {
+			sa_dump_printf(&d, "%sredirect", sep);
+			sep = ", ";
+		}
+		if (sa_status_invalid_field(m->hdr.status)) {
+			sa_dump_printf(&d, "%sinvalid field %u", sep,
 				       sa_status_invalid_field(m->hdr.status));
-		sa_dump_printf(&d, ")");
+			sep = ", ";
+		}
+		sa_dump_printf(&d, "%s", sep[0] == ',' ? ")" : "");
 	}
 	sa_dump_printf(&d, "\ntid: 0x%016" PRIx64 "\nattr_mod: 0x%08x\n",
 		       m->hdr.tid, m->hdr.attr_mod);

@@ -208,10 +208,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * -EBADMSG and its records stay inside the buffer. */
 	rn = sa_mad_decode(data, size, SA_DECODE_NO_RMPP, &norm, &fn);
 	FUZZ_CHECK(rn == 0 || rn == -EBADMSG);
-	if (rn == 0)
+	if (rn == 0) {
+		static char text[65536];
+		size_t n;
+
 		FUZZ_CHECK(norm.stride == 0 ||
 			   (size_t)norm.nrec * norm.stride <=
 				   size - SA_DATA_OFFSET);
+		/* The dump reads every record and prints within its room. */
+		n = sa_msg_dump(&norm, text, sizeof(text));
+		FUZZ_CHECK(n >= sizeof(text) || strlen(text) == n);
+	}
 	if (size < SA_MAD_SIZE)
 		FUZZ_CHECK(rl && fl.code == SA_FAULT_LENGTH);
 	if (rl) {

@@ -560,6 +560,48 @@ static void test_no_rmpp_keeps_rmpp(void **state)
 	assert_int_equal(m.nrec, 2);
 }
 
+/*
+ * sa_msg_dump as snprintf: the whole length whatever the room, always
+ * NUL-terminated, the same text in a small buffer as the start of a big
+ * one; the table's rows by name (the full text is cmmad_sa's).
+ */
+static void test_dump(void **state)
+{
+	static char big[8192], small[40];
+	struct sa_msg m;
+	size_t n;
+
+	(void)state;
+	decode_ok(pr_table_golden, SA_MAD_SIZE, &m);
+	n = sa_msg_dump(&m, big, sizeof(big));
+	assert_true(n > 0 && n < sizeof(big));
+	assert_int_equal(strlen(big), n);
+	assert_int_equal(sa_msg_dump(&m, small, sizeof(small)), n);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_memory_equal(small, big, sizeof(small) - 1);
+	assert_int_equal(sa_msg_dump(&m, NULL, 0), n);
+	assert_non_null(strstr(big, "method: 0x92 (SubnAdmGetTableResp)\n"));
+	assert_non_null(strstr(big, "comp_mask: 0x000000000000100c (dgid sgid "
+				    "numb_path)\n"));
+	assert_non_null(strstr(big, "records: 2, 64 bytes apart\n"));
+	assert_non_null(strstr(big, "record 1:\n  service_id_msb: "));
+	assert_non_null(strstr(big, "  flow_label: 0x12345\n"));
+	assert_non_null(strstr(big, "  dgid: fe80:0000:0000:0000:0002:c903:"
+				    "00d4:e5f6\n"));
+	assert_null(strstr(big, "rsvd"));
+
+	decode_ok(pr_no_records_golden, SA_MAD_SIZE, &m);
+	sa_msg_dump(&m, big, sizeof(big));
+	assert_non_null(strstr(big, "status: 0x0300 (no records)\n"));
+	m.hdr.status = 0x0001 | 0x001c;
+	sa_msg_dump(&m, big, sizeof(big));
+	assert_non_null(
+		strstr(big, "status: 0x001d (busy, invalid field 7)\n"));
+	assert_string_equal(sa_method_name(SA_METHOD_GET_TABLE),
+			    "SubnAdmGetTable");
+	assert_null(sa_method_name(0x14));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_opensm_capture_no_rmpp),
 		cmocka_unit_test(test_no_rmpp_padding),
 		cmocka_unit_test(test_no_rmpp_keeps_rmpp),
+		cmocka_unit_test(test_dump),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
