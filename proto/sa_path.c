@@ -93,8 +93,9 @@ uint64_t sa_path_query(const struct sa_path_want *w, struct sa_path_rec *tmpl)
 	memcpy(tmpl->dgid, w->dgid, CM_GID_SIZE);
 	memcpy(tmpl->sgid, w->sgid, CM_GID_SIZE);
 	tmpl->numb_path = 1;
-	/* The passive side sends on the reversed path (IBTA 12.7.x), so
-	 * the path must work both ways, as rdma_cm asks. */
+	/* The passive side answers over the same path reversed (the REQ
+	 * carries the only path description either side gets), so it must
+	 * work both ways; rdma_cm asks the same. */
 	tmpl->reversible = 1;
 	if (w->pkey) {
 		tmpl->pkey = w->pkey;

@@ -50,8 +50,10 @@ int sa_path_check(const struct sa_path_rec *rec);
  * encoding), subnet local = hop limit <= 1, local ACK timeout =
  * cm_ack_timeout(ca_ack_delay, packet life time) (packet life time + 1
  * when the CA's ack delay is below it). The primary also sets the REQ's
- * P_Key and path MTU. An alternate must share them (IBTA 12.7.x; the
- * kernel's cm_validate_req_param()): fill the primary first; a record
+ * P_Key and path MTU. An alternate must share them (Table 106 has one
+ * P_Key and one path MTU for both paths; the kernel's
+ * cm_validate_req_param() refuses a mismatch): fill the primary first; a
+ * record
  * with another P_Key or MTU is -EINVAL and writes nothing, as is one
  * sa_path_check() refuses.
  */

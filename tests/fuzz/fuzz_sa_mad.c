@@ -243,7 +243,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 /*
  * Seeds, built with the encoder: a PathRecord query, its table answer in
  * one MAD and reassembled, a failed Get and a failed table, ClassPortInfo
- * Get and GetResp, and a table with reserved bits set.
+ * Get and GetResp, a table with reserved bits set, and a table as ibsim
+ * delivers it (no RMPP).
  */
 static void seed_recs(struct sa_path_rec r[5])
 {
@@ -334,6 +335,19 @@ void fuzz_write_seeds(void)
 	m.sa.attr_offset = 0;
 	n = sa_path_mad_encode(&m, r, 0, mad, sizeof(mad));
 	fuzz_seed("pr-table-empty.mad", mad, (size_t)n);
+
+	/* As opensm's answer arrives through ibsim: RMPP never ran, so
+	 * version, type, segment and payload length are 0, Active alone
+	 * (SA_DECODE_NO_RMPP counts two records up to the zero slot). */
+	table(&m, 2, true);
+	m.sa.rmpp_version = 0;
+	m.sa.rmpp_type = 0;
+	m.sa.rmpp_resp_time = 0;
+	m.sa.rmpp_flags = SA_RMPP_FLAG_ACTIVE;
+	m.sa.segment_number = 0;
+	m.sa.payload_length = 0;
+	n = sa_path_mad_encode(&m, r, 2, mad, sizeof(mad));
+	fuzz_seed("pr-table-no-rmpp.mad", mad, (size_t)n);
 
 	table(&m, 5, false);
 	n = sa_path_mad_encode(&m, r, 5, mad, sizeof(mad));
