@@ -60,7 +60,8 @@ static int show_sa(const uint8_t *mad, size_t len, unsigned int opts)
 			     (opts & CMMAD_NO_RMPP ? SA_DECODE_NO_RMPP : 0);
 	struct sa_msg m;
 	struct sa_fault f;
-	char text[16384];
+	char *text;
+	size_t n;
 
 	if (sa_mad_decode(mad, len, flags, &m, &f)) {
 		printf("malformed SA MAD: %s%s%s (value 0x%llx)\n",
@@ -73,8 +74,15 @@ static int show_sa(const uint8_t *mad, size_t len, unsigned int opts)
 			       "--no-rmpp\n");
 		return 1;
 	}
-	sa_msg_dump(&m, text, sizeof(text));
+	/* A reassembled table has any number of records: size the text. */
+	n = sa_msg_dump(&m, NULL, 0) + 1;
+	if (!(text = malloc(n))) {
+		printf("cannot print the SA MAD: out of memory\n");
+		return 1;
+	}
+	sa_msg_dump(&m, text, n);
 	fputs(text, stdout);
+	free(text);
 	if (f.code == SA_FAULT_RESERVED)
 		printf("note: reserved field %s is not zero (ignored)\n",
 		       f.field);
@@ -354,6 +362,14 @@ static int decode(int argc, char **argv)
 		len = n;
 	}
 	free(in);
+	/* An SA table as the kernel's RMPP reassembly hands it to umad:
+	 * 56 header bytes and every record, one message. */
+	if (len > CM_MAD_SIZE && len % CM_MAD_SIZE &&
+	    bytes[1] == SA_MGMT_CLASS) {
+		bad = show(bytes, len, flags);
+		free(bytes);
+		return bad;
+	}
 	if (len == 0 || len % CM_MAD_SIZE) {
 		fprintf(stderr,
 			"cmmad: %zu bytes is not a whole number of "

@@ -3,6 +3,7 @@
 #
 # cmmad decode of SA MADs: the golden MADs of sa_golden_bytes.h as a raw
 # file, hex text, a pcap capture, and opensm's table answer from ibsim,
+# a reassembled four-record table (312 bytes: one message, no warning),
 # each decoded by the built cmmad and compared with cmmad_sa/NAME.txt
 # (exit codes too: the ibsim answer is refused without --no-rmpp, and
 # with --strict for its third slot's reserved bytes).
@@ -31,6 +32,10 @@ check() {
 	sed "s|$tmp|TMP|" "$tmp/$name.raw" >"$tmp/$name.out"
 	if [ "$rc" != "$rc_want" ]; then
 		echo "FAIL: $name: exit $rc, want $rc_want"
+		fail=1
+	fi
+	if [ -s "$tmp/$name.err" ]; then
+		echo "FAIL: $name: unexpected standard error:"
 		cat "$tmp/$name.err"
 		fail=1
 	fi
@@ -43,6 +48,7 @@ check() {
 check pr_query 0 --strict "$tmp/pr_query.mad"
 check pr_table 0 --strict "$tmp/pr_table.hex"
 check sa_pcap 0 --strict "$tmp/sa.pcap"
+check reassembled 0 --strict "$tmp/reassembled.mad"
 check ibsim 1 "$tmp/ibsim.mad"
 check ibsim_no_rmpp 0 --no-rmpp "$tmp/ibsim.mad"
 check ibsim_no_rmpp_strict 1 --no-rmpp --strict "$tmp/ibsim.mad"

@@ -7,6 +7,8 @@
  * DIR/pr_query.mad      GetTable(PathRecord), raw 256 bytes
  * DIR/pr_table.hex      the two-record GetTableResp, hex text
  * DIR/ibsim.mad         opensm's answer on ibsim (no RMPP), raw
+ * DIR/reassembled.mad   the table's header and its two records twice:
+ *                       a four-record table as the kernel reassembles it
  * DIR/sa.pcap           ClassPortInfo Get and GetResp, ERR_NO_RECORDS,
  *                       as IB packets to QP1 (link type USER0)
  */
@@ -84,6 +86,17 @@ static int write_pcap(const char *dir, const char *name)
 	return fclose(f) != 0;
 }
 
+static int write_reassembled(const char *dir, const char *name)
+{
+	FILE *f = open_in(dir, name);
+
+	if (!f)
+		return 1;
+	fwrite(pr_table_golden, 1, SA_DATA_OFFSET + 128, f);
+	fwrite(pr_table_golden + SA_DATA_OFFSET, 1, 128, f);
+	return fclose(f) != 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -93,5 +106,6 @@ int main(int argc, char **argv)
 	return write_raw(argv[1], "pr_query.mad", pr_query_golden) |
 	       write_hex(argv[1], "pr_table.hex", pr_table_golden) |
 	       write_raw(argv[1], "ibsim.mad", opensm_ibsim_capture) |
-	       write_pcap(argv[1], "sa.pcap");
+	       write_pcap(argv[1], "sa.pcap") |
+	       write_reassembled(argv[1], "reassembled.mad");
 }
