@@ -252,8 +252,8 @@ enum {
 	 * attribute offset alone. Records are the slots of the 200 data
 	 * bytes at the offset's stride (at most 200 / stride: what does not
 	 * fit cannot arrive), counted up to the first all-zero slot, which
-	 * is padding: a PathRecord from the SA has a non-zero DGID (and
-	 * DLID), a ClassPortInfo a non-zero base version. A non-zero slot
+	 * is padding: a PathRecord from the SA (the only record with table
+	 * answers) has a non-zero DGID and DLID. A non-zero slot
 	 * after a zero one is refused (SA_FAULT_LENGTH, field "data"). A
 	 * MAD with RMPP version 1 is decoded as without the flag.
 	 */
