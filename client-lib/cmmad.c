@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmmad: decode and print IB CM MADs, field by field, as IBTA names them.
+ * cmmad: decode and print IB CM MADs (class 0x07) and SA MADs (class 0x03:
+ * PathRecord, ClassPortInfo), field by field, as IBTA names them.
  *
- *   cmmad decode [--strict] [FILE]   MADs from FILE (or stdin): a pcap
+ *   cmmad decode [--strict] [--no-rmpp] [FILE]
+ *                                    MADs from FILE (or stdin): a pcap
  *                                    capture (cmd --capture's included),
  *                                    raw 256-byte records, or hex text
  *                                    ('#' comments)
@@ -20,11 +22,12 @@
 
 #include "cm_mad.h"
 #include "pcap.h"
+#include "sa_mad.h"
 #include "cmd_config.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cmmad decode [--strict] [FILE]\n"
+	fprintf(f, "usage: cmmad decode [--strict] [--no-rmpp] [FILE]\n"
 		   "       cmmad example TYPE   (TYPE: req mra rej rep rtu "
 		   "dreq drep lap apr sidr_req sidr_rep)\n"
 		   "       cmmad --version\n");
@@ -40,12 +43,61 @@ static void print_hex(const uint8_t *p, size_t n)
 	}
 }
 
-static int show(const uint8_t *mad, size_t len, unsigned int flags)
+/* cmmad's decode options, mapped onto each codec's flags in show(). */
+enum {
+	CMMAD_STRICT = 1 << 0, /* refuse reserved fields that are not zero */
+	CMMAD_NO_RMPP = 1 << 1, /* SA tables from a transport without RMPP */
+};
+
+/*
+ * An SA MAD: sa_mad_decode and sa_msg_dump. --no-rmpp is for captures
+ * where RMPP never ran (saquery under ibsim/umad2sim): one-MAD tables of
+ * RMPP version 0, framed by the attribute offset.
+ */
+static int show_sa(const uint8_t *mad, size_t len, unsigned int opts)
 {
+	unsigned int flags = (opts & CMMAD_STRICT ? SA_DECODE_STRICT : 0) |
+			     (opts & CMMAD_NO_RMPP ? SA_DECODE_NO_RMPP : 0);
+	struct sa_msg m;
+	struct sa_fault f;
+	char *text;
+	size_t n;
+
+	if (sa_mad_decode(mad, len, flags, &m, &f)) {
+		printf("malformed SA MAD: %s%s%s (value 0x%llx)\n",
+		       sa_fault_str(f.code), f.field ? ", field " : "",
+		       f.field ? f.field : "", (unsigned long long)f.value);
+		if (f.code == SA_FAULT_RMPP && !(opts & CMMAD_NO_RMPP) &&
+		    m.sa.rmpp_version == 0)
+			printf("note: RMPP version 0: a capture from a "
+			       "transport without RMPP (ibsim) decodes with "
+			       "--no-rmpp\n");
+		return 1;
+	}
+	/* A reassembled table has any number of records: size the text. */
+	n = sa_msg_dump(&m, NULL, 0) + 1;
+	if (!(text = malloc(n))) {
+		printf("cannot print the SA MAD: out of memory\n");
+		return 1;
+	}
+	sa_msg_dump(&m, text, n);
+	fputs(text, stdout);
+	free(text);
+	if (f.code == SA_FAULT_RESERVED)
+		printf("note: reserved field %s is not zero (ignored)\n",
+		       f.field);
+	return 0;
+}
+
+static int show(const uint8_t *mad, size_t len, unsigned int opts)
+{
+	unsigned int flags = opts & CMMAD_STRICT ? CM_DECODE_STRICT : 0;
 	struct cm_msg m;
 	struct cm_fault f;
 	char text[8192];
 
+	if (len >= 2 && mad[1] == SA_MGMT_CLASS)
+		return show_sa(mad, len, opts);
 	if (cm_mad_decode(mad, len, flags, &m, &f)) {
 		printf("malformed: %s%s%s (value 0x%llx)\n",
 		       cm_fault_str(f.code), f.field ? ", field " : "",
@@ -258,7 +310,9 @@ static int decode(int argc, char **argv)
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--strict"))
-			flags |= CM_DECODE_STRICT;
+			flags |= CMMAD_STRICT;
+		else if (!strcmp(argv[i], "--no-rmpp"))
+			flags |= CMMAD_NO_RMPP;
 		else
 			path = argv[i];
 	}
@@ -308,6 +362,14 @@ static int decode(int argc, char **argv)
 		len = n;
 	}
 	free(in);
+	/* An SA table as the kernel's RMPP reassembly hands it to umad:
+	 * 56 header bytes and every record, one message. */
+	if (len > CM_MAD_SIZE && len % CM_MAD_SIZE &&
+	    bytes[1] == SA_MGMT_CLASS) {
+		bad = show(bytes, len, flags);
+		free(bytes);
+		return bad;
+	}
 	if (len == 0 || len % CM_MAD_SIZE) {
 		fprintf(stderr,
 			"cmmad: %zu bytes is not a whole number of "
@@ -388,7 +450,7 @@ static int example(const char *name)
 	       cm_msg_type_name((enum cm_msg_type)type));
 	print_hex(mad, sizeof(mad));
 	printf("\ndecoded:\n");
-	return show(mad, sizeof(mad), CM_DECODE_STRICT);
+	return show(mad, sizeof(mad), CMMAD_STRICT);
 }
 
 int main(int argc, char **argv)

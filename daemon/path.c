@@ -362,19 +362,8 @@ void path_from_addr(const struct xport *x, const struct eng_addr *from,
 	}
 }
 
-/*
- * The local ACK timeout exponent for a QP whose peer acks within
- * 4.096 us * 2^ack_delay over a path of packet life time plt: the round
- * trip (plt + 1) or the peer's delay, whichever dominates, plus one when
- * the two are close (the kernel's cm_ack_timeout does the same).
- */
+/* One formula, cm_mad.h's, for the REQ's path and the QP's timeout. */
 uint8_t path_ack_timeout(uint8_t ack_delay, uint8_t plt)
 {
-	int t = plt + 1;
-
-	if (t >= ack_delay)
-		t += ack_delay >= t - 1;
-	else
-		t = ack_delay + (t >= ack_delay - 1);
-	return (uint8_t)(t > 31 ? 31 : t);
+	return cm_ack_timeout(ack_delay, plt);
 }

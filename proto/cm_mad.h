@@ -364,6 +364,26 @@ static inline uint8_t cm_req_packet_life_time(const struct cm_req *req)
 	return ack ? (uint8_t)(ack - 1) : 0;
 }
 
+/*
+ * The local ACK timeout exponent for a QP whose peer acks within
+ * 4.096 us * 2^ack_delay over a path of packet life time plt: the round
+ * trip (plt + 1) or the peer's delay, whichever dominates, plus one when
+ * the two are close; at most 31 (5 bits). The kernel's cm_ack_timeout()
+ * computes the same, for the REQ's local ACK timeout from the CA's ack
+ * delay and the path record's packet life time, and for the QP's from
+ * the REP's target ACK delay.
+ */
+static inline uint8_t cm_ack_timeout(uint8_t ack_delay, uint8_t plt)
+{
+	int t = plt + 1;
+
+	if (t >= ack_delay)
+		t += ack_delay >= t - 1;
+	else
+		t = ack_delay + (t >= ack_delay - 1);
+	return (uint8_t)(t > 31 ? 31 : t);
+}
+
 /* IBTA 12.7.40: extended transport type when transport_type is 3. */
 enum cm_ext_transport {
 	CM_EXT_TRANSPORT_XRC = 1,

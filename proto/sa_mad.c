@@ -8,7 +8,10 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /*
@@ -223,10 +226,50 @@ static const char *records_rsvd(const struct sa_msg *m)
  * the last segment's padding). Records sit AttributeOffset 8-byte words
  * apart; with no records opensm sends an offset of 0.
  */
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * SA_DECODE_NO_RMPP: one MAD whose RMPP header nobody filled (opensm
+ * leaves version, type and payload length to the kernel's RMPP layer,
+ * which ibsim does not have). The attribute offset gives the stride; the
+ * records are the non-zero slots before the first zero one.
+ */
+static int no_rmpp_layout(struct sa_msg *m, size_t rec_size,
+			  struct sa_fault *out)
+{
+	unsigned int max, n = 0;
+
+	m->stride = (unsigned int)rec_size;
+	if (all_zero(m->data, SA_DATA_SIZE))
+		return 0;
+	if (m->sa.attr_offset * 8u < rec_size)
+		return fault(out, SA_FAULT_ATTR_OFFSET, "attr_offset",
+			     m->sa.attr_offset);
+	m->stride = m->sa.attr_offset * 8u;
+	max = SA_DATA_SIZE / m->stride;
+	while (n < max && !all_zero(m->data + (size_t)n * m->stride, m->stride))
+		n++;
+	for (unsigned int i = n + 1; i < max; i++)
+		if (!all_zero(m->data + (size_t)i * m->stride, m->stride))
+			return fault(out, SA_FAULT_LENGTH, "data", i);
+	m->nrec = n;
+	return 0;
+}
+
 static int table_layout(struct sa_msg *m, size_t len, size_t rec_size,
-			struct sa_fault *out)
+			unsigned int flags, struct sa_fault *out)
 {
 	size_t dlen;
+
+	if ((flags & SA_DECODE_NO_RMPP) && len == SA_MAD_SIZE &&
+	    m->sa.rmpp_version == 0)
+		return no_rmpp_layout(m, rec_size, out);
 
 	if (!(m->sa.rmpp_flags & SA_RMPP_FLAG_ACTIVE))
 		return fault(out, SA_FAULT_RMPP, "rmpp_flags",
@@ -317,7 +360,7 @@ int sa_mad_decode(const void *buf, size_t len, unsigned int flags,
 			return fault(out, SA_FAULT_LENGTH, NULL, len);
 		m->nrec = m->hdr.method == SA_METHOD_GET_TABLE_RESP ? 0 : 1;
 	} else {
-		rc = table_layout(m, len, rec_size, out);
+		rc = table_layout(m, len, rec_size, flags, out);
 		if (rc)
 			return rc;
 	}
@@ -425,4 +468,219 @@ int sa_cpi_mad_encode(const struct sa_msg *m,
 	if (n > 0 && cpi)
 		sa_class_port_info_encode(cpi, out + SA_DATA_OFFSET);
 	return n;
+}
+
+static const char *const sa_method_names[256] = {
+	[SA_METHOD_GET] = "SubnAdmGet",
+	[SA_METHOD_GET_RESP] = "SubnAdmGetResp",
+	[SA_METHOD_GET_TABLE] = "SubnAdmGetTable",
+	[SA_METHOD_GET_TABLE_RESP] = "SubnAdmGetTableResp",
+};
+
+const char *sa_method_name(uint8_t method)
+{
+	return sa_method_names[method];
+}
+
+struct sa_dump {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+__attribute__((format(printf, 2, 3))) static void
+sa_dump_printf(struct sa_dump *d, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room = d->len < d->size ? d->size - d->len : 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? d->buf + d->len : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		d->len += (size_t)n;
+}
+
+static uint64_t sa_field_load(const void *r, const struct cm_field_desc *f)
+{
+	const uint8_t *p = (const uint8_t *)r + f->offset;
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (f->kind) {
+	case CM_KIND_u8:
+		memcpy(&u8, p, sizeof(u8));
+		return u8;
+	case CM_KIND_u16:
+		memcpy(&u16, p, sizeof(u16));
+		return u16;
+	case CM_KIND_u32:
+		memcpy(&u32, p, sizeof(u32));
+		return u32;
+	case CM_KIND_u64:
+		memcpy(&u64, p, sizeof(u64));
+		return u64;
+	case CM_KIND_bytes:
+	case CM_KIND_rsvd:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Every row of one record: the decoded struct r for the values, the wire
+ * bytes w for reserved rows (which have no member), indented by ind.
+ */
+static void dump_rec(struct sa_dump *d, enum sa_rec_type t, const void *r,
+		     const uint8_t *w, const char *ind)
+{
+	const struct sa_rec_desc *desc = &sa_recs[t];
+
+	for (unsigned int i = 0; i < desc->nfields; i++) {
+		const struct cm_field_desc *f = &desc->fields[i];
+		const uint8_t *b = (const uint8_t *)r + f->offset;
+		uint64_t v;
+
+		switch (f->kind) {
+		case CM_KIND_bytes:
+			sa_dump_printf(d, "%s%s:", ind, f->name);
+			for (unsigned int k = 0; k < f->width / 8; k += 2)
+				sa_dump_printf(d, "%s%02x%02x", k ? ":" : " ",
+					       b[k], b[k + 1]);
+			sa_dump_printf(d, "\n");
+			break;
+		case CM_KIND_rsvd:
+			v = cm_bits_get(w, f->byte, f->bit, f->width);
+			if (v)
+				sa_dump_printf(d,
+					       "%s%s: 0x%" PRIx64
+					       " (reserved, not zero)\n",
+					       ind, f->name, v);
+			break;
+		case CM_KIND_u8:
+		case CM_KIND_u16:
+		case CM_KIND_u32:
+		case CM_KIND_u64:
+			v = sa_field_load(r, f);
+			if (f->width >= 16)
+				sa_dump_printf(d, "%s%s: 0x%0*" PRIx64 "\n",
+					       ind, f->name, (f->width + 3) / 4,
+					       v);
+			else
+				sa_dump_printf(d, "%s%s: %" PRIu64 "\n", ind,
+					       f->name, v);
+			break;
+		}
+	}
+}
+
+size_t sa_msg_dump(const struct sa_msg *m, char *buf, size_t size)
+{
+	struct sa_dump d = { buf, size, 0 };
+	const struct sa_rec_desc *desc = sa_rec_desc(m->rec);
+	const char *method = sa_method_name(m->hdr.method);
+	unsigned int code = sa_status_sa_code(m->hdr.status);
+
+	if (size)
+		buf[0] = '\0';
+	if (!desc || m->rec == SA_REC_HDR)
+		return 0;
+	sa_dump_printf(&d,
+		       "SA %s (attr 0x%04x, IBTA %s)\n"
+		       "base_version: %u\nmgmt_class: 0x%02x\n"
+		       "class_version: %u\nmethod: 0x%02x (%s)\n"
+		       "status: 0x%04x",
+		       desc->name, m->hdr.attr_id, desc->ibta,
+		       m->hdr.base_version, m->hdr.mgmt_class,
+		       m->hdr.class_version, m->hdr.method,
+		       method ? method : "?", m->hdr.status);
+	if (m->hdr.status) {
+		const char *sep = " (";
+
+		if (code) {
+			sa_dump_printf(&d, "%s%s", sep, sa_status_str(code));
+			sep = ", ";
+		}
+		if (sa_status_busy(m->hdr.status)) {
+			sa_dump_printf(&d, "%sbusy", sep);
+			sep = ", ";
+		}
+		if (sa_status_redirect(m->hdr.status)) {
+			sa_dump_printf(&d, "%sredirect", sep);
+			sep = ", ";
+		}
+		if (sa_status_invalid_field(m->hdr.status)) {
+			sa_dump_printf(&d, "%sinvalid field %u", sep,
+				       sa_status_invalid_field(m->hdr.status));
+			sep = ", ";
+		}
+		sa_dump_printf(&d, "%s", sep[0] == ',' ? ")" : "");
+	}
+	sa_dump_printf(&d, "\ntid: 0x%016" PRIx64 "\nattr_mod: 0x%08x\n",
+		       m->hdr.tid, m->hdr.attr_mod);
+	/* The SA header rows; reserved ones come from the decoded struct
+	 * here, which has none, so they are not printed. */
+	for (unsigned int i = 0; i < sa_recs[SA_REC_HDR].nfields; i++) {
+		const struct cm_field_desc *f = &sa_recs[SA_REC_HDR].fields[i];
+		uint64_t v = sa_field_load(&m->sa, f);
+
+		switch (f->kind) {
+		case CM_KIND_rsvd:
+		case CM_KIND_bytes:
+			break;
+		case CM_KIND_u8:
+		case CM_KIND_u16:
+		case CM_KIND_u32:
+		case CM_KIND_u64:
+			if (f->width >= 16)
+				sa_dump_printf(&d, "%s: 0x%0*" PRIx64, f->name,
+					       (f->width + 3) / 4, v);
+			else
+				sa_dump_printf(&d, "%s: %" PRIu64, f->name, v);
+			break;
+		}
+		if (f->kind == CM_KIND_rsvd)
+			continue;
+		if (!strcmp(f->name, "comp_mask") && v) {
+			const char *sep = " (";
+
+			for (unsigned int b = 0; b < 64; b++) {
+				if (!(v >> b & 1))
+					continue;
+				if (b < desc->nfields)
+					sa_dump_printf(&d, "%s%s", sep,
+						       desc->fields[b].name);
+				else
+					sa_dump_printf(&d, "%sbit %u", sep, b);
+				sep = " ";
+			}
+			sa_dump_printf(&d, ")");
+		}
+		sa_dump_printf(&d, "\n");
+	}
+	sa_dump_printf(&d, "records: %u, %u bytes apart\n", m->nrec, m->stride);
+	for (unsigned int i = 0; i < m->nrec; i++) {
+		const uint8_t *w = m->data + (size_t)i * m->stride;
+		struct sa_path_rec pr;
+		struct sa_class_port_info cpi;
+
+		sa_dump_printf(&d, "record %u:\n", i);
+		switch (m->rec) {
+		case SA_REC_PATH_REC:
+			sa_path_rec_decode(w, &pr);
+			dump_rec(&d, m->rec, &pr, w, "  ");
+			break;
+		case SA_REC_CLASS_PORT_INFO:
+			sa_class_port_info_decode(w, &cpi);
+			dump_rec(&d, m->rec, &cpi, w, "  ");
+			break;
+		case SA_REC_HDR:
+		case SA_REC__COUNT:
+			break;
+		}
+	}
+	return d.len;
 }

@@ -246,6 +246,18 @@ enum {
 	 * without it the decode succeeds and fault->code says
 	 * SA_FAULT_RESERVED, as cm_mad_decode does. */
 	SA_DECODE_STRICT = 1 << 0,
+	/*
+	 * The transport does no RMPP (ibsim's umad2sim): a successful
+	 * GetTableResp of one MAD with RMPP version 0 is framed by its
+	 * attribute offset alone. Records are the slots of the 200 data
+	 * bytes at the offset's stride (at most 200 / stride: what does not
+	 * fit cannot arrive), counted up to the first all-zero slot, which
+	 * is padding: a PathRecord from the SA (the only record with table
+	 * answers) has a non-zero DGID and DLID. A non-zero slot
+	 * after a zero one is refused (SA_FAULT_LENGTH, field "data"). A
+	 * MAD with RMPP version 1 is decoded as without the flag.
+	 */
+	SA_DECODE_NO_RMPP = 1 << 1,
 };
 
 /* One SA MAD: its headers and where its records are. */
@@ -281,6 +293,19 @@ int sa_msg_path_rec(const struct sa_msg *m, unsigned int i,
 		    struct sa_path_rec *rec);
 int sa_msg_class_port_info(const struct sa_msg *m,
 			   struct sa_class_port_info *cpi);
+
+/*
+ * Print m for people: its common header, the SA header rows (method and
+ * status named, the component mask's bits by their record's row names),
+ * then every record, every row by its sa_fields.def name ("  dgid:
+ * fe80:..."; rows of 16 bits or more in hex, narrower ones in decimal,
+ * reserved rows only when not zero). Returns the length the whole text
+ * needs, like snprintf; buf always ends in a NUL when size > 0.
+ */
+size_t sa_msg_dump(const struct sa_msg *m, char *buf, size_t size);
+
+/* "SubnAdmGetTableResp", or NULL for a method this codec does not know. */
+const char *sa_method_name(uint8_t method);
 
 /*
  * Fill m for a request: a Get or GetTable of a PathRecord (comp_mask

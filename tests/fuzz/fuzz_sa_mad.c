@@ -195,15 +195,30 @@ static void check_decoded(const uint8_t *data, size_t size,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sa_msg lenient, strict;
-	struct sa_fault fl, fs;
-	int rl, rs;
+	struct sa_msg lenient, strict, norm;
+	struct sa_fault fl, fs, fn;
+	int rl, rs, rn;
 
 	rl = sa_mad_decode(data, size, 0, &lenient, &fl);
 	rs = sa_mad_decode(data, size, SA_DECODE_STRICT, &strict, &fs);
 	FUZZ_CHECK(rl == 0 || rl == -EBADMSG);
 	FUZZ_CHECK(rs == 0 || rs == -EBADMSG);
 	FUZZ_CHECK(sa_fault_str(fl.code) && sa_fault_str(fs.code));
+	/* A transport without RMPP: the decode still ends in 0 or
+	 * -EBADMSG and its records stay inside the buffer. */
+	rn = sa_mad_decode(data, size, SA_DECODE_NO_RMPP, &norm, &fn);
+	FUZZ_CHECK(rn == 0 || rn == -EBADMSG);
+	if (rn == 0) {
+		static char text[65536];
+		size_t n;
+
+		FUZZ_CHECK(norm.stride == 0 ||
+			   (size_t)norm.nrec * norm.stride <=
+				   size - SA_DATA_OFFSET);
+		/* The dump reads every record and prints within its room. */
+		n = sa_msg_dump(&norm, text, sizeof(text));
+		FUZZ_CHECK(n >= sizeof(text) || strlen(text) == n);
+	}
 	if (size < SA_MAD_SIZE)
 		FUZZ_CHECK(rl && fl.code == SA_FAULT_LENGTH);
 	if (rl) {
@@ -228,7 +243,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 /*
  * Seeds, built with the encoder: a PathRecord query, its table answer in
  * one MAD and reassembled, a failed Get and a failed table, ClassPortInfo
- * Get and GetResp, and a table with reserved bits set.
+ * Get and GetResp, a table with reserved bits set, and a table as ibsim
+ * delivers it (no RMPP).
  */
 static void seed_recs(struct sa_path_rec r[5])
 {
@@ -319,6 +335,19 @@ void fuzz_write_seeds(void)
 	m.sa.attr_offset = 0;
 	n = sa_path_mad_encode(&m, r, 0, mad, sizeof(mad));
 	fuzz_seed("pr-table-empty.mad", mad, (size_t)n);
+
+	/* As opensm's answer arrives through ibsim: RMPP never ran, so
+	 * version, type, segment and payload length are 0, Active alone
+	 * (SA_DECODE_NO_RMPP counts two records up to the zero slot). */
+	table(&m, 2, true);
+	m.sa.rmpp_version = 0;
+	m.sa.rmpp_type = 0;
+	m.sa.rmpp_resp_time = 0;
+	m.sa.rmpp_flags = SA_RMPP_FLAG_ACTIVE;
+	m.sa.segment_number = 0;
+	m.sa.payload_length = 0;
+	n = sa_path_mad_encode(&m, r, 2, mad, sizeof(mad));
+	fuzz_seed("pr-table-no-rmpp.mad", mad, (size_t)n);
 
 	table(&m, 5, false);
 	n = sa_path_mad_encode(&m, r, 5, mad, sizeof(mad));

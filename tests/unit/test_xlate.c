@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "path.h"
+#include "sa_golden_bytes.h"
+#include "sa_path.h"
 #include "xlate.h"
 
 #define GID_IB                                                                 \
@@ -686,10 +688,51 @@ static void test_ack_timeout(void **state)
 				 cases[i][2]);
 }
 
+/*
+ * The two roads from a PathRecord to a REQ agree: sa_path_to_req()
+ * directly, and sa_path_to_cmp() into the daemon's path view followed by
+ * path_fill_req(), as path_resolve will go once it asks the SA. Over the
+ * hand-written table's records (routed, hop limit 0x40 and 0xff) and the
+ * ibsim capture's (LID routed, hop limit 0).
+ */
+static void test_sa_path_agrees(void **state)
+{
+	const uint8_t *mads[] = { pr_table_golden, opensm_ibsim_capture };
+
+	(void)state;
+	for (unsigned int k = 0; k < 2; k++) {
+		struct sa_msg m;
+
+		assert_int_equal(sa_mad_decode(mads[k], SA_MAD_SIZE,
+					       SA_DECODE_NO_RMPP, &m, NULL),
+				 0);
+		for (unsigned int i = 0; i < 2; i++) {
+			struct sa_path_rec rec;
+			struct cm_req direct, via;
+			struct path p;
+
+			assert_int_equal(sa_msg_path_rec(&m, i, &rec), 0);
+			memset(&direct, 0, sizeof(direct));
+			memset(&via, 0, sizeof(via));
+			memset(&p, 0, sizeof(p));
+			assert_int_equal(sa_path_to_req(&rec, SA_PATH_PRIMARY,
+							16, &direct),
+					 0);
+			assert_int_equal(sa_path_to_cmp(&rec, 16, &p.view), 0);
+			path_fill_req(&p, &via);
+			assert_memory_equal(&direct, &via, sizeof(direct));
+			assert_int_equal(
+				p.view.local_ack_timeout,
+				path_ack_timeout(16, rec.packet_life_time));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ack_timeout),
+		cmocka_unit_test(test_sa_path_agrees),
 		cmocka_unit_test(test_req_received_ib),
 		cmocka_unit_test(test_req_received_roce),
 		cmocka_unit_test(test_rep_received),
