@@ -264,7 +264,7 @@ static const struct {
 #undef CM_END
 };
 
-static uint64_t field_load(const void *body, const struct cm_field_desc *f)
+uint64_t cm_field_load(const void *body, const struct cm_field_desc *f)
 {
 	const uint8_t *p = (const uint8_t *)body + f->offset;
 	uint8_t u8;
@@ -320,7 +320,7 @@ static void field_store(void *body, const struct cm_field_desc *f, uint64_t v)
 
 uint64_t cm_field_get(const struct cm_msg *msg, const struct cm_field_desc *f)
 {
-	return field_load(&msg->req, f);
+	return cm_field_load(&msg->req, f);
 }
 
 void cm_field_set(struct cm_msg *msg, const struct cm_field_desc *f, uint64_t v)
@@ -614,28 +614,7 @@ const char *cm_rej_reason_str(unsigned int reason)
 	return rej_reason_text[reason];
 }
 
-/* snprintf that keeps a running total and never overruns buf. */
-struct dump {
-	char *buf;
-	size_t size;
-	size_t len;
-};
-
-__attribute__((format(printf, 2, 3))) static void
-dump_printf(struct dump *d, const char *fmt, ...)
-{
-	va_list ap;
-	size_t room = d->len < d->size ? d->size - d->len : 0;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? d->buf + d->len : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		d->len += (size_t)n;
-}
-
-static void dump_bytes(struct dump *d, const char *name, const uint8_t *p,
+static void dump_bytes(struct strbuf *d, const char *name, const uint8_t *p,
 		       size_t n)
 {
 	size_t used = n;
@@ -644,12 +623,12 @@ static void dump_bytes(struct dump *d, const char *name, const uint8_t *p,
 	 * byte and say how much was left out. */
 	while (used > 0 && p[used - 1] == 0)
 		used--;
-	dump_printf(d, "%s:", name);
+	strbuf_printf(d, "%s:", name);
 	if (n == CM_GID_SIZE) {
 		for (size_t i = 0; i < n; i += 2)
-			dump_printf(d, "%s%02x%02x", i ? ":" : " ", p[i],
-				    p[i + 1]);
-		dump_printf(d, "\n");
+			strbuf_printf(d, "%s%02x%02x", i ? ":" : " ", p[i],
+				      p[i + 1]);
+		strbuf_printf(d, "\n");
 		return;
 	}
 	/* 32 bytes a line, formatted by hand: one printf per line, not per
@@ -664,30 +643,30 @@ static void dump_bytes(struct dump *d, const char *name, const uint8_t *p,
 			line[k++] = hex[p[j] & 15];
 		}
 		line[k] = '\0';
-		dump_printf(d, "\n  %s", line);
+		strbuf_printf(d, "\n  %s", line);
 	}
 	if (used < n)
-		dump_printf(d, "%s(%zu zero bytes)", used ? "\n  " : " ",
-			    n - used);
-	dump_printf(d, "\n");
+		strbuf_printf(d, "%s(%zu zero bytes)", used ? "\n  " : " ",
+			      n - used);
+	strbuf_printf(d, "\n");
 }
 
 size_t cm_msg_dump(const struct cm_msg *m, char *buf, size_t size)
 {
-	struct dump d = { buf, size, 0 };
+	struct strbuf d = { buf, size, 0 };
 	const struct cm_msg_desc *desc = cm_msg_desc(m->type);
 
 	if (size)
 		buf[0] = '\0';
-	dump_printf(&d,
-		    "%s (attr 0x%04x, IBTA table %u)\n"
-		    "base_version: %u\nmgmt_class: 0x%02x\n"
-		    "class_version: %u\nmethod: 0x%02x\nstatus: 0x%04x\n"
-		    "tid: 0x%016" PRIx64 "\nattr_mod: 0x%08x\n",
-		    desc ? desc->name : "?", m->hdr.attr_id,
-		    desc ? desc->ibta_table : 0, m->hdr.base_version,
-		    m->hdr.mgmt_class, m->hdr.class_version, m->hdr.method,
-		    m->hdr.status, m->hdr.tid, m->hdr.attr_mod);
+	strbuf_printf(&d,
+		      "%s (attr 0x%04x, IBTA table %u)\n"
+		      "base_version: %u\nmgmt_class: 0x%02x\n"
+		      "class_version: %u\nmethod: 0x%02x\nstatus: 0x%04x\n"
+		      "tid: 0x%016" PRIx64 "\nattr_mod: 0x%08x\n",
+		      desc ? desc->name : "?", m->hdr.attr_id,
+		      desc ? desc->ibta_table : 0, m->hdr.base_version,
+		      m->hdr.mgmt_class, m->hdr.class_version, m->hdr.method,
+		      m->hdr.status, m->hdr.tid, m->hdr.attr_mod);
 	if (!desc)
 		return d.len;
 	for (unsigned int i = 0; i < desc->nfields; i++) {
@@ -706,18 +685,18 @@ size_t cm_msg_dump(const struct cm_msg *m, char *buf, size_t size)
 		case CM_KIND_u16:
 		case CM_KIND_u32:
 		case CM_KIND_u64:
-			v = field_load(&m->req, f);
+			v = cm_field_load(&m->req, f);
 			if (f->width >= 16)
-				dump_printf(&d, "%s: 0x%0*" PRIx64 "\n",
-					    f->name, (f->width + 3) / 4, v);
+				strbuf_printf(&d, "%s: 0x%0*" PRIx64 "\n",
+					      f->name, (f->width + 3) / 4, v);
 			else
-				dump_printf(&d, "%s: %" PRIu64 "\n", f->name,
-					    v);
+				strbuf_printf(&d, "%s: %" PRIu64 "\n", f->name,
+					      v);
 			break;
 		}
 	}
 	if (m->type == CM_MSG_REJ)
-		dump_printf(&d, "reason_text: %s\n",
-			    cm_rej_reason_str(m->rej.reason));
+		strbuf_printf(&d, "reason_text: %s\n",
+			      cm_rej_reason_str(m->rej.reason));
 	return d.len;
 }

@@ -152,6 +152,9 @@ const struct cm_msg_desc *cm_msg_desc(enum cm_msg_type type);
  * member's type (0 for byte strings and reserved fields); and its setter,
  * which stores v cut to the member's type (not to f->width).
  */
+/* An integer field's value from a struct the descriptor describes (its
+ * member at f->offset; SA records too: proto/sa_mad.c); 0 for bytes. */
+uint64_t cm_field_load(const void *body, const struct cm_field_desc *f);
 uint64_t cm_field_get(const struct cm_msg *msg, const struct cm_field_desc *f);
 void cm_field_set(struct cm_msg *msg, const struct cm_field_desc *f,
 		  uint64_t v);

@@ -482,59 +482,11 @@ const char *sa_method_name(uint8_t method)
 	return sa_method_names[method];
 }
 
-struct sa_dump {
-	char *buf;
-	size_t size;
-	size_t len;
-};
-
-__attribute__((format(printf, 2, 3))) static void
-sa_dump_printf(struct sa_dump *d, const char *fmt, ...)
-{
-	va_list ap;
-	size_t room = d->len < d->size ? d->size - d->len : 0;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(room ? d->buf + d->len : NULL, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		d->len += (size_t)n;
-}
-
-static uint64_t sa_field_load(const void *r, const struct cm_field_desc *f)
-{
-	const uint8_t *p = (const uint8_t *)r + f->offset;
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	switch (f->kind) {
-	case CM_KIND_u8:
-		memcpy(&u8, p, sizeof(u8));
-		return u8;
-	case CM_KIND_u16:
-		memcpy(&u16, p, sizeof(u16));
-		return u16;
-	case CM_KIND_u32:
-		memcpy(&u32, p, sizeof(u32));
-		return u32;
-	case CM_KIND_u64:
-		memcpy(&u64, p, sizeof(u64));
-		return u64;
-	case CM_KIND_bytes:
-	case CM_KIND_rsvd:
-		break;
-	}
-	return 0;
-}
-
 /*
  * Every row of one record: the decoded struct r for the values, the wire
  * bytes w for reserved rows (which have no member), indented by ind.
  */
-static void dump_rec(struct sa_dump *d, enum sa_rec_type t, const void *r,
+static void dump_rec(struct strbuf *d, enum sa_rec_type t, const void *r,
 		     const uint8_t *w, const char *ind)
 {
 	const struct sa_rec_desc *desc = &sa_recs[t];
@@ -546,32 +498,31 @@ static void dump_rec(struct sa_dump *d, enum sa_rec_type t, const void *r,
 
 		switch (f->kind) {
 		case CM_KIND_bytes:
-			sa_dump_printf(d, "%s%s:", ind, f->name);
+			strbuf_printf(d, "%s%s:", ind, f->name);
 			for (unsigned int k = 0; k < f->width / 8; k += 2)
-				sa_dump_printf(d, "%s%02x%02x", k ? ":" : " ",
-					       b[k], b[k + 1]);
-			sa_dump_printf(d, "\n");
+				strbuf_printf(d, "%s%02x%02x", k ? ":" : " ",
+					      b[k], b[k + 1]);
+			strbuf_printf(d, "\n");
 			break;
 		case CM_KIND_rsvd:
 			v = cm_bits_get(w, f->byte, f->bit, f->width);
 			if (v)
-				sa_dump_printf(d,
-					       "%s%s: 0x%" PRIx64
-					       " (reserved, not zero)\n",
-					       ind, f->name, v);
+				strbuf_printf(d,
+					      "%s%s: 0x%" PRIx64
+					      " (reserved, not zero)\n",
+					      ind, f->name, v);
 			break;
 		case CM_KIND_u8:
 		case CM_KIND_u16:
 		case CM_KIND_u32:
 		case CM_KIND_u64:
-			v = sa_field_load(r, f);
+			v = cm_field_load(r, f);
 			if (f->width >= 16)
-				sa_dump_printf(d, "%s%s: 0x%0*" PRIx64 "\n",
-					       ind, f->name, (f->width + 3) / 4,
-					       v);
+				strbuf_printf(d, "%s%s: 0x%0*" PRIx64 "\n", ind,
+					      f->name, (f->width + 3) / 4, v);
 			else
-				sa_dump_printf(d, "%s%s: %" PRIu64 "\n", ind,
-					       f->name, v);
+				strbuf_printf(d, "%s%s: %" PRIu64 "\n", ind,
+					      f->name, v);
 			break;
 		}
 	}
@@ -579,7 +530,7 @@ static void dump_rec(struct sa_dump *d, enum sa_rec_type t, const void *r,
 
 size_t sa_msg_dump(const struct sa_msg *m, char *buf, size_t size)
 {
-	struct sa_dump d = { buf, size, 0 };
+	struct strbuf d = { buf, size, 0 };
 	const struct sa_rec_desc *desc = sa_rec_desc(m->rec);
 	const char *method = sa_method_name(m->hdr.method);
 	unsigned int code = sa_status_sa_code(m->hdr.status);
@@ -588,44 +539,44 @@ size_t sa_msg_dump(const struct sa_msg *m, char *buf, size_t size)
 		buf[0] = '\0';
 	if (!desc || m->rec == SA_REC_HDR)
 		return 0;
-	sa_dump_printf(&d,
-		       "SA %s (attr 0x%04x, IBTA %s)\n"
-		       "base_version: %u\nmgmt_class: 0x%02x\n"
-		       "class_version: %u\nmethod: 0x%02x (%s)\n"
-		       "status: 0x%04x",
-		       desc->name, m->hdr.attr_id, desc->ibta,
-		       m->hdr.base_version, m->hdr.mgmt_class,
-		       m->hdr.class_version, m->hdr.method,
-		       method ? method : "?", m->hdr.status);
+	strbuf_printf(&d,
+		      "SA %s (attr 0x%04x, IBTA %s)\n"
+		      "base_version: %u\nmgmt_class: 0x%02x\n"
+		      "class_version: %u\nmethod: 0x%02x (%s)\n"
+		      "status: 0x%04x",
+		      desc->name, m->hdr.attr_id, desc->ibta,
+		      m->hdr.base_version, m->hdr.mgmt_class,
+		      m->hdr.class_version, m->hdr.method,
+		      method ? method : "?", m->hdr.status);
 	if (m->hdr.status) {
 		const char *sep = " (";
 
 		if (code) {
-			sa_dump_printf(&d, "%s%s", sep, sa_status_str(code));
+			strbuf_printf(&d, "%s%s", sep, sa_status_str(code));
 			sep = ", ";
 		}
 		if (sa_status_busy(m->hdr.status)) {
-			sa_dump_printf(&d, "%sbusy", sep);
+			strbuf_printf(&d, "%sbusy", sep);
 			sep = ", ";
 		}
 		if (sa_status_redirect(m->hdr.status)) {
-			sa_dump_printf(&d, "%sredirect", sep);
+			strbuf_printf(&d, "%sredirect", sep);
 			sep = ", ";
 		}
 		if (sa_status_invalid_field(m->hdr.status)) {
-			sa_dump_printf(&d, "%sinvalid field %u", sep,
-				       sa_status_invalid_field(m->hdr.status));
+			strbuf_printf(&d, "%sinvalid field %u", sep,
+				      sa_status_invalid_field(m->hdr.status));
 			sep = ", ";
 		}
-		sa_dump_printf(&d, "%s", sep[0] == ',' ? ")" : "");
+		strbuf_printf(&d, "%s", sep[0] == ',' ? ")" : "");
 	}
-	sa_dump_printf(&d, "\ntid: 0x%016" PRIx64 "\nattr_mod: 0x%08x\n",
-		       m->hdr.tid, m->hdr.attr_mod);
+	strbuf_printf(&d, "\ntid: 0x%016" PRIx64 "\nattr_mod: 0x%08x\n",
+		      m->hdr.tid, m->hdr.attr_mod);
 	/* The SA header rows; reserved ones come from the decoded struct
 	 * here, which has none, so they are not printed. */
 	for (unsigned int i = 0; i < sa_recs[SA_REC_HDR].nfields; i++) {
 		const struct cm_field_desc *f = &sa_recs[SA_REC_HDR].fields[i];
-		uint64_t v = sa_field_load(&m->sa, f);
+		uint64_t v = cm_field_load(&m->sa, f);
 
 		switch (f->kind) {
 		case CM_KIND_rsvd:
@@ -636,10 +587,10 @@ size_t sa_msg_dump(const struct sa_msg *m, char *buf, size_t size)
 		case CM_KIND_u32:
 		case CM_KIND_u64:
 			if (f->width >= 16)
-				sa_dump_printf(&d, "%s: 0x%0*" PRIx64, f->name,
-					       (f->width + 3) / 4, v);
+				strbuf_printf(&d, "%s: 0x%0*" PRIx64, f->name,
+					      (f->width + 3) / 4, v);
 			else
-				sa_dump_printf(&d, "%s: %" PRIu64, f->name, v);
+				strbuf_printf(&d, "%s: %" PRIu64, f->name, v);
 			break;
 		}
 		if (f->kind == CM_KIND_rsvd)
@@ -651,23 +602,23 @@ size_t sa_msg_dump(const struct sa_msg *m, char *buf, size_t size)
 				if (!(v >> b & 1))
 					continue;
 				if (b < desc->nfields)
-					sa_dump_printf(&d, "%s%s", sep,
-						       desc->fields[b].name);
+					strbuf_printf(&d, "%s%s", sep,
+						      desc->fields[b].name);
 				else
-					sa_dump_printf(&d, "%sbit %u", sep, b);
+					strbuf_printf(&d, "%sbit %u", sep, b);
 				sep = " ";
 			}
-			sa_dump_printf(&d, ")");
+			strbuf_printf(&d, ")");
 		}
-		sa_dump_printf(&d, "\n");
+		strbuf_printf(&d, "\n");
 	}
-	sa_dump_printf(&d, "records: %u, %u bytes apart\n", m->nrec, m->stride);
+	strbuf_printf(&d, "records: %u, %u bytes apart\n", m->nrec, m->stride);
 	for (unsigned int i = 0; i < m->nrec; i++) {
 		const uint8_t *w = m->data + (size_t)i * m->stride;
 		struct sa_path_rec pr;
 		struct sa_class_port_info cpi;
 
-		sa_dump_printf(&d, "record %u:\n", i);
+		strbuf_printf(&d, "record %u:\n", i);
 		switch (m->rec) {
 		case SA_REC_PATH_REC:
 			sa_path_rec_decode(w, &pr);

@@ -7,7 +7,9 @@
 #ifndef CMD_PROTO_UTIL_H
 #define CMD_PROTO_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The struct that embeds 'ptr' as its 'member' (libev watchers, lists). */
@@ -38,6 +40,30 @@ static inline void str_copy(char *dst, size_t size, const char *src)
 
 	memcpy(dst, src, n);
 	dst[n] = '\0';
+}
+
+/*
+ * Text appended to buf[size] with a running total, never past its end:
+ * len says how much the whole text needed (the decoders' dumps).
+ */
+struct strbuf {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+__attribute__((format(printf, 2, 3))) static inline void
+strbuf_printf(struct strbuf *d, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room = d->len < d->size ? d->size - d->len : 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? d->buf + d->len : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		d->len += (size_t)n;
 }
 
 #endif
