@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "hash.h"
+#include "log.h"
 #include "util.h"
 
 enum who_kind { WHO_ANY, WHO_UID, WHO_GID };
@@ -117,9 +118,8 @@ int authz_set_listener_held(struct authz *az, unsigned int max_held)
 {
 	az->listener_held = max_held;
 	if (az->lim.held && az->lim.held < max_held) {
-		fprintf(stderr,
-			"cmd: max-held-per-user %u is below max-held %u: no "
-			"listener would fit\n",
+		log_err("cmd: max-held-per-user %u is below max-held %u: no "
+			"listener would fit",
 			az->lim.held, max_held);
 		return -EINVAL;
 	}
@@ -168,8 +168,7 @@ static int parse_who(struct rule *r, const char *s, const char *origin)
 	}
 	if (!strncmp(s, "uid:", 4) || !strncmp(s, "gid:", 4)) {
 		if (num(s + 4, UINT32_MAX - 1, &v)) {
-			fprintf(stderr, "cmd: %s: '%s' is not a %.3s\n", origin,
-				s, s);
+			log_err("cmd: %s: '%s' is not a %.3s", origin, s, s);
 			return -EINVAL;
 		}
 		r->who = s[0] == 'u' ? WHO_UID : WHO_GID;
@@ -184,8 +183,7 @@ static int parse_who(struct rule *r, const char *s, const char *origin)
 	if (!strncmp(s, "user:", 5)) {
 		pw = getpwnam(s + 5);
 		if (!pw) {
-			fprintf(stderr, "cmd: %s: unknown user '%s'\n", origin,
-				s + 5);
+			log_err("cmd: %s: unknown user '%s'", origin, s + 5);
 			return -EINVAL;
 		}
 		r->who = WHO_UID;
@@ -195,17 +193,15 @@ static int parse_who(struct rule *r, const char *s, const char *origin)
 	if (!strncmp(s, "group:", 6)) {
 		gr = getgrnam(s + 6);
 		if (!gr) {
-			fprintf(stderr, "cmd: %s: unknown group '%s'\n", origin,
-				s + 6);
+			log_err("cmd: %s: unknown group '%s'", origin, s + 6);
 			return -EINVAL;
 		}
 		r->who = WHO_GID;
 		r->id = gr->gr_gid;
 		return group_members(r, gr);
 	}
-	fprintf(stderr,
-		"cmd: %s: '%s': expected any, user:NAME, group:NAME, uid:N "
-		"or gid:N\n",
+	log_err("cmd: %s: '%s': expected any, user:NAME, group:NAME, uid:N "
+		"or gid:N",
 		origin, s);
 	return -EINVAL;
 }
@@ -270,9 +266,8 @@ static int parse_sids(struct rule *r, const char *s, const char *origin)
 	r->hi = b;
 	return 0;
 bad:
-	fprintf(stderr,
-		"cmd: %s: '%s': expected all, SID, LOW-HIGH, VALUE/MASK or "
-		"tcp|udp|ib|ipoib[:PORT[-PORT]]\n",
+	log_err("cmd: %s: '%s': expected all, SID, LOW-HIGH, VALUE/MASK or "
+		"tcp|udp|ib|ipoib[:PORT[-PORT]]",
 		origin, s);
 	return -EINVAL;
 }
@@ -287,9 +282,8 @@ int authz_add_rule(struct authz *az, bool allow, const char *spec,
 	memset(&r, 0, sizeof(r));
 	n = sscanf(spec, "%127s %127s %1s", who, sids, extra);
 	if (n != 2) {
-		fprintf(stderr,
-			"cmd: %s: expected 'WHO SERVICE-IDS', got '%s'\n",
-			origin, spec);
+		log_err("cmd: %s: expected 'WHO SERVICE-IDS', got '%s'", origin,
+			spec);
 		return -EINVAL;
 	}
 	r.allow = allow;

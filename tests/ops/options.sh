@@ -89,6 +89,17 @@ for d in rxe0/1 rxe0:1 rxe0; do
 		echo "ok   --device $d accepted (exit $st, no RDMA device here)"
 	fi
 done
+# Under systemd (INVOCATION_ID) every line has its priority, the
+# authorization rule parser's own included.
+INVOCATION_ID=0123 "$CMD" $C --listen-allow "nobody-such tcp:1" \
+	>/dev/null 2>"$tmp/err"
+if grep -qv '^<[0-7]>' "$tmp/err" || [ "$(wc -l <"$tmp/err")" -ne 3 ]; then
+	echo "FAIL: a bad listen-allow rule under systemd: lines without a priority:" >&2
+	sed 's/^/  | /' "$tmp/err" >&2
+	fail=1
+else
+	echo "ok   a bad listen-allow rule under systemd: <3> on all 3 lines"
+fi
 # Help is asked for: on stdout, exit 0.
 if ! "$CMD" --help >"$tmp/out" 2>&1 || ! grep -q '^usage: cmd' "$tmp/out"; then
 	echo "FAIL: cmd --help" >&2
