@@ -86,13 +86,20 @@ int sa_path_to_cmp(const struct sa_path_rec *rec, uint8_t ca_ack_delay,
 
 uint64_t sa_path_query(const struct sa_path_want *w, struct sa_path_rec *tmpl)
 {
-	uint64_t mask = SA_PR_COMP_DGID | SA_PR_COMP_SGID |
-			SA_PR_COMP_NUMB_PATH | SA_PR_COMP_REVERSIBLE;
+	uint64_t mask = SA_PR_COMP_NUMB_PATH | SA_PR_COMP_REVERSIBLE;
 
 	memset(tmpl, 0, sizeof(*tmpl));
-	memcpy(tmpl->dgid, w->dgid, CM_GID_SIZE);
-	memcpy(tmpl->sgid, w->sgid, CM_GID_SIZE);
-	tmpl->numb_path = 1;
+	if (w->dlid) {
+		/* By LID: the program named the peer by its LID. */
+		tmpl->dlid = w->dlid;
+		tmpl->slid = w->slid;
+		mask |= SA_PR_COMP_DLID | (w->slid ? SA_PR_COMP_SLID : 0);
+	} else {
+		memcpy(tmpl->dgid, w->dgid, CM_GID_SIZE);
+		memcpy(tmpl->sgid, w->sgid, CM_GID_SIZE);
+		mask |= SA_PR_COMP_DGID | SA_PR_COMP_SGID;
+	}
+	tmpl->numb_path = w->numb_path ? w->numb_path : 1;
 	/* The passive side answers over the same path reversed (the REQ
 	 * carries the only path description either side gets), so it must
 	 * work both ways; rdma_cm asks the same. */

@@ -86,11 +86,16 @@ struct sa_path_want {
 	uint8_t sl;
 	uint8_t mtu; /* enum cm_mtu, asked for EXACTLY */
 	uint8_t traffic_class;
+	/* By LID instead of GIDs when dlid is not 0 (slid asked when set). */
+	uint16_t dlid;
+	uint16_t slid;
+	uint8_t numb_path; /* 0: 1; 2 asks for an alternate too */
 };
 
 /*
- * The PathRecord template and component mask for w: DGID, SGID,
- * NumbPath 1 and Reversible 1 always; P_Key and ServiceID when non-zero
+ * The PathRecord template and component mask for w: DGID and SGID (or,
+ * with w->dlid, DLID and SLID), NumbPath (1 unless asked) and Reversible 1
+ * always; P_Key and ServiceID when non-zero
  * (rdma_cm's cma_query_ib_route() asks DGID | SGID | PKEY | NUMB_PATH |
  * REVERSIBLE | SERVICE_ID, plus QOS_CLASS or TCLASS by address family);
  * SL, MTU (selector EXACTLY) and TClass when flagged. Returns the mask.
