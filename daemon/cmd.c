@@ -246,6 +246,7 @@ static void port_event_cb(void *ctx, const struct xport_event *ev)
 	case XPORT_EV_LID_CHANGE:
 	case XPORT_EV_GID_CHANGE:
 	case XPORT_EV_PKEY_CHANGE:
+	case XPORT_EV_SM_CHANGE:
 		/* Attributes are refreshed in the transport; paths are
 		 * resolved per connect, so nothing else is cached. */
 		break;
