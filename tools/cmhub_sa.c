@@ -35,8 +35,7 @@ int hub_sa_apply(struct hub_sa *sa, const struct sim_ctl_sa *m, bool *sm_moved)
 	uint32_t f = m->flags;
 
 	*sm_moved = false;
-	if (((f & SIM_SA_SET_ERROR) && !m->error_code && m->error_count) ||
-	    ((f & SIM_SA_SET_MTU) && (m->mtu < 1 || m->mtu > 5)) ||
+	if (((f & SIM_SA_SET_MTU) && (m->mtu < 1 || m->mtu > 5)) ||
 	    ((f & SIM_SA_SET_SL) && m->sl > 15) ||
 	    ((f & SIM_SA_SET_RATE) && (m->rate < 2 || m->rate > 63)) ||
 	    ((f & SIM_SA_SET_PLT) && m->plt > 63) ||
