@@ -747,6 +747,46 @@ static void test_delay(void **state)
 	sa_set(&lift);
 }
 
+/*
+ * A daemon that goes away while its answers wait: they are forgotten,
+ * the others' still come, in order.
+ */
+static void test_delay_disconnect(void **state)
+{
+	static const uint8_t gid_c[SIM_GID_SIZE] = { 0xfe, 0x80, 0, 0, 0, 0,
+						     0,	   0,	 0, 0, 0, 0,
+						     0,	   0,	 4, 1 };
+	struct sim_ctl_sa hold = { .flags = SIM_SA_SET_DELAY,
+				   .delay_ms = 600000 };
+	struct sim_ctl_sa lift = { .flags = SIM_SA_SET_DELAY, .delay_ms = 0 };
+	struct sa_path_want w = want_gids(gid_a, gid_b);
+	struct sa_path_want wc = want_gids(gid_c, gid_b);
+	struct sim_sa_stats st;
+	uint64_t t1, t2, t0 = now_ms();
+	int fd_c = fake_node(4, 65, gid_c, NULL);
+
+	sa_set(&hold);
+	t1 = send_path(fd_a, SM_LID, 1, &w, SA_METHOD_GET_TABLE);
+	send_path(fd_c, SM_LID, 1, &wc, SA_METHOD_GET_TABLE);
+	send_path(fd_c, SM_LID, 1, &wc, SA_METHOD_GET_TABLE);
+	while ((st = sa_stats()).pending < 3 && now_ms() - t0 < WAIT_MS)
+		usleep(2000);
+	assert_true(st.pending == 3);
+	close(fd_c);
+	while ((st = sa_stats()).pending > 1 && now_ms() - t0 < WAIT_MS)
+		usleep(2000);
+	assert_true(st.pending == 1);
+	/* One more behind the survivor: the queue's tail is still right. */
+	t2 = send_path(fd_a, SM_LID, 1, &w, SA_METHOD_GET_TABLE);
+	while ((st = sa_stats()).pending < 2 && now_ms() - t0 < WAIT_MS)
+		usleep(2000);
+	assert_true(st.pending == 2);
+	sa_set(&lift);
+	expect_path_ab(t1, SM_LID, 1);
+	expect_path_ab(t2, SM_LID, 1);
+	assert_true(sa_stats().pending == 0);
+}
+
 /* IBTA 13.5.3.3: redirect status with ClassPortInfo, then the new QP. */
 static void test_redirect(void **state)
 {
@@ -1033,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(test_drop),
 		cmocka_unit_test(test_error),
 		cmocka_unit_test(test_delay),
+		cmocka_unit_test(test_delay_disconnect),
 		cmocka_unit_test(test_redirect),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_sa_off),
