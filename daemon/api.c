@@ -191,9 +191,25 @@ struct api_id *api_id_add(struct cmd *cmd, struct srv_client *c, uint32_t id,
 	return a;
 }
 
+/* A CONNECT waiting for the SA (sa_paths.h): the request and its path
+ * as path_resolve() made it, to finish when the answer comes. */
+struct api_wait {
+	struct cmd *cmd;
+	uint32_t id;
+	uint64_t handle;
+	struct cmp_connect req;
+	struct path path;
+};
+
 static void id_del(struct cmd *cmd, struct api_id *a)
 {
 	struct api_client *ac = api_client_of(cmd, a->client);
+
+	if (a->wait) {
+		sa_paths_cancel(cmd->sa, a->wait->handle);
+		free(a->wait);
+		a->wait = NULL;
+	}
 
 	htable_remove(&cmd->ids, &a->hnode);
 	LIST_REMOVE(a, link);
@@ -360,23 +376,18 @@ API_HANDLER(listen)
 	return 0;
 }
 
-static int do_connect(struct cmd *cmd, struct api_id *a,
-		      const struct cmp_connect *r, uint64_t now)
+/* The CONNECT's REQ, over path (and alt, the SA's alternate, or NULL). */
+static int connect_send(struct cmd *cmd, struct api_id *a,
+			const struct cmp_connect *r, struct path *path,
+			const struct sa_path_rec *alt, uint64_t now)
 {
 	struct eng_connect_param p;
-	struct path path;
 	struct cm_req *q = &p.req;
 	int rc;
 
-	if (a->qp_type == CMP_QP_TYPE_UD) /* they resolve with SIDR_REQ */
-		return refuse(-EINVAL, "CONNECT on a UD id (use SIDR_REQ)");
-	rc = path_resolve(cmd->xport, &r->dst, &r->src, &r->path,
-			  &cmd->cfg.path, &path);
-	if (rc)
-		return rc;
 	memset(&p, 0, sizeof(p));
-	p.dest = path.dest;
-	p.packet_life_time = path.view.packet_life_time;
+	p.dest = path->dest;
+	p.packet_life_time = path->view.packet_life_time;
 	q->service_id = r->service_id;
 	q->local_qpn = r->local_qpn;
 	q->starting_psn = r->start_psn;
@@ -397,13 +408,120 @@ static int do_connect(struct cmd *cmd, struct api_id *a,
 	q->max_cm_retries =
 		r->max_cm_retries ? r->max_cm_retries : cmd->cfg.max_cm_retries;
 	q->srq = r->srq;
-	path_fill_req(&path, q);
+	path_fill_req(path, q);
+	(void)alt; /* kept for LAP; the REQ carries the primary only */
 	pd_copy(q->private_data, sizeof(q->private_data), r->private_data,
 		r->private_data_len);
 	rc = eng_connect(cmd->eng, a->id, &p, now);
 	if (rc)
 		return rc;
 	a->setup_start = now; /* ops: the REQ is out */
+	api_id_set_path(cmd, a, &path->view);
+	return 0;
+}
+
+/* The SA's records onto path: 0, or -errno with the reason refused. */
+static int connect_sa_path(struct path *path, const struct cmp_connect *r,
+			   const struct sa_path_rec *recs, unsigned int n)
+{
+	/* The CA's ACK delay is not known here (0): the REQ's local ACK
+	 * timeout is then the record's packet life time + 1, as the
+	 * kernel's for a CA that acks at once. */
+	if (!n || path_apply_sa(path, &recs[0], &r->path, 0))
+		return refuse(-EHOSTUNREACH,
+			      "the SA's path record has no LID route");
+	return 0;
+}
+
+/* The SA answered a waiting CONNECT (sa_paths_fn). */
+static void connect_answer(void *ctx, int status,
+			   const struct sa_path_rec *recs, unsigned int n,
+			   const char *why)
+{
+	struct api_wait *w = ctx;
+	struct cmd *cmd = w->cmd;
+	struct api_id *a = api_id_find(cmd, w->id);
+	uint64_t now = cmd_now();
+	int rc = status;
+
+	if (!a || a->wait != w) {
+		free(w); /* cannot happen: id_del cancels */
+		return;
+	}
+	a->wait = NULL;
+	refuse_clear();
+	if (!rc)
+		rc = connect_sa_path(&w->path, &w->req, recs, n);
+	if (!rc)
+		rc = connect_send(cmd, a, &w->req, &w->path,
+				  n > 1 ? &recs[1] : NULL, now);
+	if (rc) {
+		/* Nothing left: the id stays IDLE, its owner is told. */
+		struct eng_event ev = {
+			.type = ENG_EV_REQ_ERROR,
+			.id = a->id,
+			.status = rc,
+			.state = ENG_STATE_IDLE,
+		};
+		struct eng_id_info f;
+
+		if (!eng_id_info(cmd->eng, a->id, &f))
+			ev.context = f.context;
+		log_info("id %u: CONNECT: no path from the SA: %s", a->id,
+			 why ? why : refuse_why() ? refuse_why() : strerror(-rc));
+		api_id_set_path(cmd, a, &w->path.view);
+		api_deliver_local(cmd, a, &ev);
+	}
+	free(w);
+}
+
+static int do_connect(struct cmd *cmd, struct api_id *a,
+		      const struct cmp_connect *r, uint64_t now)
+{
+	const struct path_cache_entry *e;
+	struct sa_path_want want;
+	struct api_wait *w;
+	struct path path;
+	int rc;
+
+	if (a->qp_type == CMP_QP_TYPE_UD) /* they resolve with SIDR_REQ */
+		return refuse(-EINVAL, "CONNECT on a UD id (use SIDR_REQ)");
+	if (a->wait)
+		return refuse(-EALREADY, "CONNECT: id %u is waiting for the "
+					 "SA's path already",
+			      a->id);
+	rc = path_resolve(cmd->xport, &r->dst, &r->src, &r->path,
+			  &cmd->cfg.path, &path);
+	if (rc)
+		return rc;
+	/* IB ports: the SA's path, unless the program gave a whole one. */
+	if (!sa_paths_used(cmd->sa, path.dest.port) ||
+	    (r->path.flags & PATH_SET_WHOLE) == PATH_SET_WHOLE)
+		return connect_send(cmd, a, r, &path, NULL, now);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	path_sa_want(&path, &r->dst, &r->path, r->service_id, &want);
+	rc = sa_paths_get(cmd->sa, path.dest.port, &want, connect_answer, w,
+			  &e, &w->handle);
+	if (rc == 0) {
+		free(w);
+		rc = connect_sa_path(&path, r, e->recs, e->n);
+		return rc ? rc :
+			    connect_send(cmd, a, r, &path,
+					 e->n > 1 ? &e->recs[1] : NULL, now);
+	}
+	if (rc < 0) {
+		free(w);
+		return refuse(rc, "CONNECT: cannot ask the SA for a path: %s",
+			      strerror(-rc));
+	}
+	/* The REQ goes when the SA answers (connect_answer). */
+	w->cmd = cmd;
+	w->id = a->id;
+	w->req = *r;
+	w->path = path;
+	a->wait = w;
 	api_id_set_path(cmd, a, &path.view);
 	return 0;
 }
@@ -563,6 +681,11 @@ static int ack_event(struct cmd *cmd, struct api_id *a, uint32_t seq,
 			      "unacknowledged event is %u",
 			      seq, a->id, a->unacked_seq);
 	a->unacked_seq = 0;
+	if (a->local_unacked) {
+		/* The daemon's own event: the engine has none out. */
+		a->local_unacked = false;
+		return 0;
+	}
 	return eng_ack(cmd->eng, a->id, now);
 }
 

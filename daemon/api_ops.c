@@ -211,6 +211,49 @@ static void heap_stats(uint64_t *in_use, uint64_t *retained)
 #endif
 }
 
+/* The SA client and the path cache (sa_paths.h), as sa_*. */
+static void counters_sa(struct cmd *cmd, struct counter_set *set)
+{
+	const struct sa_client_counters *a =
+		cmd->sa ? sa_paths_client_counters(cmd->sa) : NULL;
+	const struct path_cache_counters *p =
+		cmd->sa ? sa_paths_cache_counters(cmd->sa) : NULL;
+	const struct xport_counters *xc =
+		cmd->xport ? xport_counters(cmd->xport) : NULL;
+	const struct {
+		const char *name;
+		uint64_t value;
+	} flat[] = {
+		{ "sa_queries", a ? a->queries : 0 },
+		{ "sa_answered", a ? a->answered : 0 },
+		{ "sa_failed", a ? a->failed : 0 },
+		{ "sa_sent", a ? a->sent : 0 },
+		{ "sa_send_errors", a ? a->send_errors : 0 },
+		{ "sa_timeouts", a ? a->timeouts : 0 },
+		{ "sa_busy", a ? a->busy : 0 },
+		{ "sa_redirects", a ? a->redirects : 0 },
+		{ "sa_errors", a ? a->sa_errors : 0 },
+		{ "sa_no_records", a ? a->no_records : 0 },
+		{ "sa_rx", a ? a->rx : 0 },
+		{ "sa_rx_malformed", a ? a->rx_malformed : 0 },
+		{ "sa_rx_unmatched", a ? a->rx_unmatched : 0 },
+		{ "sa_rx_unanswered", xc ? xc->rx_sa_status : 0 },
+		{ "sa_rx_cut", xc ? xc->rx_sa_cut : 0 },
+		{ "sa_class_port_info_queries", a ? a->cpi_queries : 0 },
+		{ "sa_in_flight", a ? a->in_flight : 0 },
+		{ "sa_cache_hits", p ? p->hits : 0 },
+		{ "sa_cache_misses", p ? p->misses : 0 },
+		{ "sa_cache_inserted", p ? p->inserted : 0 },
+		{ "sa_cache_expired", p ? p->expired : 0 },
+		{ "sa_cache_flushed", p ? p->flushed : 0 },
+		{ "sa_cache_evicted", p ? p->evicted : 0 },
+		{ "sa_cache_entries", p ? p->entries : 0 },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(flat); i++)
+		cset_add(set, flat[i].value, "%s", flat[i].name);
+}
+
 static void counters_global(struct cmd *cmd, struct counter_set *set)
 {
 	const struct eng_counters *e = eng_counters(cmd->eng);
@@ -278,6 +321,7 @@ static void counters_global(struct cmd *cmd, struct counter_set *set)
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(flat); i++)
 		cset_add(set, flat[i].value, "%s", flat[i].name);
+	counters_sa(cmd, set);
 	heap_stats(&heap_in_use, &heap_retained);
 	cset_add(set, heap_in_use, "heap_in_use");
 	cset_add(set, heap_retained, "heap_retained");

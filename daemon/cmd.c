@@ -188,6 +188,13 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 		struct cm_msg msg;
 		struct cm_fault f;
 
+		if (rx[i].mad[1] == SA_MGMT_CLASS) {
+			/* The SA's answers: the SA client's (sa_paths.h). */
+			cmd->counters.sa_mad_rx++;
+			sa_paths_recv(cmd->sa, rx[i].port, rx[i].mad,
+				      rx[i].len);
+			continue;
+		}
 		cmd->counters.mad_rx++;
 		if (pc)
 			pc->mad_rx++;
@@ -235,6 +242,7 @@ static void port_event_cb(void *ctx, const struct xport_event *ev)
 			    LOG_LVL_INFO,
 		    &lc, "%s port %u: %s", p ? p->dev : "?",
 		    p ? p->port_num : 0, xport_event_name(ev->type));
+	sa_paths_port_event(cmd->sa, ev);
 	switch (ev->type) {
 	case XPORT_EV_PORT_DOWN:
 		api_port_down(cmd, ev->index);
@@ -246,8 +254,8 @@ static void port_event_cb(void *ctx, const struct xport_event *ev)
 	case XPORT_EV_LID_CHANGE:
 	case XPORT_EV_GID_CHANGE:
 	case XPORT_EV_PKEY_CHANGE:
-		/* Attributes are refreshed in the transport; paths are
-		 * resolved per connect, so nothing else is cached. */
+		/* Attributes are refreshed in the transport; the SA's
+		 * cached paths of the port were flushed above. */
 		break;
 	}
 }
@@ -322,6 +330,7 @@ static void prepare_cb(struct ev_loop *loop, ev_prepare *w, int revents)
 	uint64_t deadline = eng_next_deadline(cmd->eng);
 	uint64_t now;
 
+	sa_paths_arm(cmd->sa);
 	/* Most iterations leave the earliest deadline where it was: no
 	 * clock read and no timer heap work then. */
 	if (ev_is_active(&cmd->timer) && deadline == cmd->timer_deadline)
@@ -434,6 +443,11 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 		else
 			cmd->counters.captures_started++;
 	}
+	cmd->sa = sa_paths_new(cmd, &cfg->sa);
+	if (!cmd->sa) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	cmd->srv = srv_new(loop, &scfg, &hooks, cmd);
 	if (!cmd->srv) {
 		rc = -errno;
@@ -458,6 +472,8 @@ int cmd_init(struct cmd *cmd, struct ev_loop *loop,
 	}
 	return 0;
 fail:
+	sa_paths_free(cmd->sa);
+	cmd->sa = NULL;
 	free(cmd->port_cnt);
 	cmd->port_cnt = NULL;
 	xport_close(cmd->xport);
@@ -481,6 +497,8 @@ void cmd_fini(struct cmd *cmd)
 	ev_io_stop(cmd->loop, &cmd->mad_io);
 	ev_io_stop(cmd->loop, &cmd->port_io);
 	api_fini(cmd);
+	sa_paths_free(cmd->sa);
+	cmd->sa = NULL;
 	eng_free(cmd->eng);
 	capture_free(cmd->cap); /* after the tails above went out */
 	cmd->cap = NULL;

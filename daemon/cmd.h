@@ -17,6 +17,7 @@
 #include "cm_engine.h"
 #include "hash.h"
 #include "path.h"
+#include "sa_paths.h"
 #include "server.h"
 #include "transport.h"
 
@@ -26,6 +27,8 @@ struct cmd_config {
 	struct xport_config xport;
 	struct eng_config eng;
 	struct path_defaults path;
+	/* Paths from the SA on IB ports (sa_paths.h). */
+	struct sa_paths_config sa;
 	/* For CONNECT fields the app leaves 0 (cmclient.h): rdma_cm's
 	 * CMA_CM_RESPONSE_TIMEOUT and CMA_MAX_CM_RETRIES. */
 	uint8_t cm_response_timeout;
@@ -83,6 +86,11 @@ struct api_id {
 	 * engine's (eng_id_info). A listener's is its selector as the
 	 * client named it (path_listen_sel). NULL: none yet (all zero). */
 	struct api_path *path;
+	/* A CONNECT waiting for the SA's path (api.c), or NULL. */
+	struct api_wait *wait;
+	/* The unacked event was the daemon's own (a CONNECT_ERROR for a
+	 * path the SA did not give), not the engine's: its ack is ours. */
+	bool local_unacked;
 	LIST_ENTRY(api_id) link; /* in its client's list */
 	struct hnode hnode; /* in cmd->ids, by id */
 };
@@ -136,6 +144,8 @@ struct cmd_counters {
 	/* Handoff (handoff.c): states restored at start, and refused. */
 	uint64_t handoffs_restored;
 	uint64_t handoffs_refused;
+	/* SA MADs the loop handed to the SA client (class 0x03). */
+	uint64_t sa_mad_rx;
 };
 
 struct cmd {
@@ -154,6 +164,7 @@ struct cmd {
 	struct htable clients; /* struct api_client by client serial */
 	struct cmd_counters counters;
 	struct capture *cap; /* --pcap or CAPTURE (capture.h), or NULL */
+	struct sa_paths *sa; /* the SA client and the path cache */
 	bool has_ib, has_roce; /* link layers served, for capture_new */
 	/* Per port, by index - xport->first_index; n_ports of them. */
 	struct cmd_port_counters *port_cnt;
@@ -199,6 +210,10 @@ void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 		 struct cmp_msg *reply);
 void api_client_gone(void *ctx, struct srv_client *c);
 void api_deliver(void *ctx, const struct eng_event *ev);
+/* api_event.c: an event of the daemon's own making for a (no engine
+ * event is outstanding for it: an id whose CONNECT never left). */
+void api_deliver_local(struct cmd *cmd, struct api_id *a,
+		       const struct eng_event *ev);
 /* The engine's owner_has_room op: the client is below --max-ids. */
 bool api_owner_has_room(void *ctx, uint64_t owner);
 /* Fail the handshakes of ids on a port that went down. */

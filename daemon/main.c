@@ -113,7 +113,20 @@ static void usage(FILE *f)
 		"      --mra-timeout N      service timeout exponent of our "
 		"MRAs (default 20)\n"
 		"      --packet-life-time N path packet life time exponent "
-		"(default 16)\n"
+		"when no SA says\n"
+		"                           (default 16)\n"
+		"      --sa on|off          IB ports: paths from the subnet "
+		"administrator\n"
+		"                           (default on; off: from the local "
+		"port alone)\n"
+		"      --path-lifetime S    seconds an SA path is cached (0: "
+		"until a port\n"
+		"                           event or cmctl paths --flush; "
+		"default 300)\n"
+		"      --sa-timeout MS      an SA query attempt's least wait "
+		"(default 500)\n"
+		"      --sa-retries N       SA query attempts after the first "
+		"(default 3)\n"
 		"      --cm-response-timeout N  CM response timeout exponent "
 		"when a client gives 0 (default 20)\n"
 		"      --max-cm-retries N   when a client gives 0 (default "
@@ -180,6 +193,10 @@ enum {
 	OPT_MAX_HELD_USER,
 	OPT_STATE_FILE,
 	OPT_RESUME_TIMEOUT,
+	OPT_SA,
+	OPT_PATH_LIFETIME,
+	OPT_SA_TIMEOUT,
+	OPT_SA_RETRIES,
 };
 
 static const struct option long_opts[] = {
@@ -209,6 +226,10 @@ static const struct option long_opts[] = {
 	{ "max-held-per-user", required_argument, NULL, OPT_MAX_HELD_USER },
 	{ "state-file", required_argument, NULL, OPT_STATE_FILE },
 	{ "resume-timeout", required_argument, NULL, OPT_RESUME_TIMEOUT },
+	{ "sa", required_argument, NULL, OPT_SA },
+	{ "path-lifetime", required_argument, NULL, OPT_PATH_LIFETIME },
+	{ "sa-timeout", required_argument, NULL, OPT_SA_TIMEOUT },
+	{ "sa-retries", required_argument, NULL, OPT_SA_RETRIES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -363,6 +384,30 @@ static int apply(struct opts *o, int opt, const char *arg, bool from_file)
 		if (number(o, where, arg, 0, 30, &v))
 			return -EINVAL;
 		c->path.packet_life_time = (uint8_t)v;
+		return 0;
+	case OPT_SA:
+		if (!strcmp(arg, "on"))
+			c->sa.off = false;
+		else if (!strcmp(arg, "off"))
+			c->sa.off = true;
+		else
+			return opt_fail(o, "%s: '%s' is not on or off", where,
+					arg);
+		return 0;
+	case OPT_PATH_LIFETIME:
+		if (number(o, where, arg, 0, 1u << 24, &v))
+			return -EINVAL;
+		c->sa.lifetime_s = (unsigned int)v;
+		return 0;
+	case OPT_SA_TIMEOUT:
+		if (number(o, where, arg, 1, 60000, &v))
+			return -EINVAL;
+		c->sa.client.timeout_ms = (unsigned int)v;
+		return 0;
+	case OPT_SA_RETRIES:
+		if (number(o, where, arg, 1, 100, &v))
+			return -EINVAL;
+		c->sa.client.retries = (unsigned int)v;
 		return 0;
 	case OPT_CM_TIMEOUT:
 		if (number(o, where, arg, 0, 31, &v))
@@ -669,6 +714,9 @@ static int opts_init(struct opts *o)
 	o->cfg.path.packet_life_time = 16; /* rdma_cm's RoCE default */
 	o->cfg.path.hop_limit = XPORT_DEFAULT_HOP_LIMIT;
 	o->cfg.path.packet_rate = 3; /* 10 Gb/s: IBTA Table 224 code 3 */
+	/* ibacm keeps routes until an event too; five minutes bounds how
+	 * long a path the SA has since changed (a QoS SL, say) is used. */
+	o->cfg.sa.lifetime_s = 300;
 	o->cfg.cm_response_timeout = 20;
 	o->cfg.max_cm_retries = 15;
 	o->cfg.max_clients = 1024;

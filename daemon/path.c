@@ -264,6 +264,60 @@ int path_listen_sel(const struct xport *x, const struct cmp_port_sel *sel,
 	return -EINVAL;
 }
 
+void path_sa_want(const struct path *p, const struct cmp_addr *dst,
+		  const struct cmp_path_set *set, uint64_t service_id,
+		  struct sa_path_want *w)
+{
+	const struct cmp_path *v = &p->view;
+
+	memset(w, 0, sizeof(*w)); /* the cache compares wants whole */
+	if (dst->family == CMP_AF_LID) {
+		w->dlid = dst->lid;
+		w->slid = v->local_lid;
+	} else {
+		memcpy(w->sgid, v->local_gid, CM_GID_SIZE);
+		memcpy(w->dgid, v->remote_gid, CM_GID_SIZE);
+	}
+	w->pkey = v->pkey;
+	w->service_id = service_id;
+	w->flags = set->flags & (CMP_PATH_FLAG_SL | CMP_PATH_FLAG_MTU |
+				 CMP_PATH_FLAG_TRAFFIC_CLASS);
+	w->sl = set->sl;
+	w->mtu = set->mtu;
+	w->traffic_class = set->traffic_class;
+	w->numb_path = 2;
+}
+
+int path_apply_sa(struct path *p, const struct sa_path_rec *rec,
+		  const struct cmp_path_set *set, uint8_t ca_ack_delay)
+{
+	struct cmp_path *v = &p->view;
+	const struct cmp_path keep = *v;
+
+	if (sa_path_to_cmp(rec, ca_ack_delay, v))
+		return -EINVAL;
+	v->port_num = keep.port_num;
+	memcpy(v->dev_name, keep.dev_name, sizeof(v->dev_name));
+	v->pkey_index = keep.pkey_index;
+	v->sgid_index = keep.sgid_index;
+	/* A LID query's answer names the GIDs too; a GID query's, the
+	 * GIDs asked. */
+	if (set->flags & CMP_PATH_FLAG_HOP_LIMIT)
+		v->hop_limit = set->hop_limit;
+	if (set->flags & CMP_PATH_FLAG_FLOW_LABEL)
+		v->flow_label = set->flow_label;
+	if (set->flags & CMP_PATH_FLAG_PACKET_RATE)
+		v->packet_rate = set->packet_rate;
+	if (set->flags & CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT)
+		v->local_ack_timeout = set->local_ack_timeout;
+	p->dest.lid = rec->dlid;
+	p->dest.sl = rec->sl;
+	p->dest.grh = v->grh;
+	if (v->grh)
+		memcpy(p->dest.gid, v->remote_gid, CM_GID_SIZE);
+	return 0;
+}
+
 void path_fill_req(const struct path *p, struct cm_req *req)
 {
 	const struct cmp_path *v = &p->view;

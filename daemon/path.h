@@ -12,6 +12,7 @@
 
 #include "cm_engine.h"
 #include "cmp.h"
+#include "sa_path.h"
 #include "transport.h"
 
 struct path {
@@ -49,6 +50,31 @@ const struct xport_port *path_sel_port(const struct xport *x,
  */
 int path_listen_sel(const struct xport *x, const struct cmp_port_sel *sel,
 		    struct eng_listen_sel *out, struct cmp_path *where);
+
+/*
+ * The program's settings that make a whole path (IB_PATH, or
+ * cmc_path_override with all of them): with these the SA is not asked.
+ */
+#define PATH_SET_WHOLE (CMP_PATH_FLAG_ALL & ~CMP_PATH_FLAG_LOCAL_ACK_TIMEOUT)
+
+/*
+ * What to ask the SA for p (resolved by path_resolve on an IB port): by
+ * GIDs, or by LIDs for a LID destination; p's P_Key; the program's SL,
+ * MTU and traffic class as fixed values; service_id; a primary and an
+ * alternate.
+ */
+void path_sa_want(const struct path *p, const struct cmp_addr *dst,
+		  const struct cmp_path_set *set, uint64_t service_id,
+		  struct sa_path_want *w);
+
+/*
+ * p := the SA's record (sa_path_to_cmp), keeping the port's facts (port,
+ * device, P_Key index, SGID index) and then the program's overrides the
+ * query did not ask for (hop limit, flow label, rate, ACK timeout); the
+ * peer CM's address (dest) from the record. -EINVAL: an unusable record.
+ */
+int path_apply_sa(struct path *p, const struct sa_path_rec *rec,
+		  const struct cmp_path_set *set, uint8_t ca_ack_delay);
 
 /* Write the REQ's primary path fields (Table 106 bytes 48-95). */
 void path_fill_req(const struct path *p, struct cm_req *req);

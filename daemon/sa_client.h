@@ -16,9 +16,10 @@
  * Per port: sa_client_port_set() says where the SM is (from the port
  * attributes: SMLID, SMSL) and starts a ClassPortInfo Get, whose
  * RespTimeValue lengthens the timeout and whose RedirectLID, when set,
- * moves later queries there (IBTA 13.5.3.3). A new SM LID (SM change) or
- * sa_client_port_down() forgets the redirection and fails the port's
- * queries in flight.
+ * moves later queries there (IBTA 13.5.3.3). A new SM LID (SM change)
+ * forgets the redirection and ClassPortInfo and sends the port's queries
+ * in flight again, to the new SM, with a fresh budget;
+ * sa_client_port_down() fails them.
  *
  * A query (sa_client_path) is one SubnAdmGetTable(PathRecord) built by
  * sa_path_query_encode(); its answer goes to the callback exactly once:
@@ -111,9 +112,9 @@ void sa_client_free(struct sa_client *sa);
 /*
  * Port 'port' (any uint16_t the owner uses) has its SM at sm_lid/sm_sl and
  * sends with P_Key index pkey_index. A first call, or a new sm_lid, forgets
- * the redirection and ClassPortInfo, fails the port's queries in flight
- * (-ENETDOWN) and starts a ClassPortInfo Get. sm_lid 0: no SM yet (queries
- * fail at once with -ENETUNREACH).
+ * the redirection and ClassPortInfo, resends the port's queries in flight
+ * to the new SM and starts a ClassPortInfo Get. sm_lid 0: no SM (queries
+ * in flight fail with -ENETDOWN, new ones at once with ENETUNREACH).
  */
 int sa_client_port_set(struct sa_client *sa, uint16_t port, uint16_t sm_lid,
 		       uint8_t sm_sl, uint16_t pkey_index, uint64_t now);

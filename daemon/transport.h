@@ -207,11 +207,34 @@ struct xport_event {
 
 typedef void (*xport_event_fn)(void *ctx, const struct xport_event *ev);
 
-/* One received MAD; the caller supplies arrays of these. */
+/*
+ * One received MAD; the caller supplies arrays of these. CM MADs (class
+ * 0x07) and, on IB ports, the SA's answers (class 0x03, byte 1) arrive
+ * alike; len is 256, or for an SA answer the kernel's RMPP reassembly
+ * (56 header bytes and the records) up to 256 bytes: the daemon asks
+ * for at most two PathRecords (184 bytes), so nothing it asks for is
+ * cut; a longer table is cut to whole records and counted (rx_sa_cut).
+ */
 struct xport_rx {
 	uint16_t port; /* port index it arrived on */
+	uint16_t len;
 	struct eng_addr from; /* from.port == port */
 	uint8_t mad[CM_MAD_SIZE];
+};
+
+/*
+ * Where an SA MAD goes: a LID on an IB port (the SM's, or where its
+ * ClassPortInfo redirected), a QP, its Q_Key and the P_Key index to send
+ * with. timeout_ms: how long the kernel holds the request for its answer
+ * (the MAD layer delivers a response only to a send still waiting).
+ */
+struct xport_sa_dest {
+	uint16_t lid;
+	uint8_t sl;
+	uint32_t qpn;
+	uint32_t qkey;
+	uint16_t pkey_index;
+	unsigned int timeout_ms;
 };
 
 /* GRH fields eng_addr does not carry; NULL: the configured defaults. */
@@ -233,6 +256,12 @@ struct xport_counters {
 	 */
 	uint64_t tx_busy;
 	uint64_t tx_busy_failed;
+	/* SA MADs: sent, answers received, send failures and timeouts the
+	 * kernel reported back (umad), tables cut to 256 bytes. */
+	uint64_t tx_sa;
+	uint64_t rx_sa;
+	uint64_t rx_sa_status;
+	uint64_t rx_sa_cut;
 	/*
 	 * umad on RoCE (neigh.h): sends held while the kernel resolved the
 	 * destination's neighbour, and of those the ones that failed
@@ -271,6 +300,10 @@ struct xport_ops {
 		    const struct xport_grh_opts *grh,
 		    const uint8_t mad[CM_MAD_SIZE]);
 	int (*process_events)(struct xport *x);
+	/* SA MADs (class 0x03) from an IB port; -EOPNOTSUPP elsewhere. */
+	int (*send_sa)(struct xport *x, uint16_t port,
+		       const struct xport_sa_dest *to,
+		       const uint8_t mad[CM_MAD_SIZE]);
 };
 
 /* Common state; each backend embeds it first. */
@@ -380,6 +413,19 @@ static inline int xport_send_grh(struct xport *x, uint16_t port,
 				 const uint8_t mad[CM_MAD_SIZE])
 {
 	return x->ops->send(x, port, to, grh, mad);
+}
+
+/*
+ * Send one SA MAD (a SubnAdmGet/GetTable or ClassPortInfo Get) from IB
+ * port index 'port'; its answer comes through xport_recv. 0 or -errno.
+ */
+static inline int xport_send_sa(struct xport *x, uint16_t port,
+				const struct xport_sa_dest *to,
+				const uint8_t mad[CM_MAD_SIZE])
+{
+	if (!x->ops->send_sa)
+		return -EOPNOTSUPP;
+	return x->ops->send_sa(x, port, to, mad);
 }
 
 /* Handle what event_fd reported; callbacks run from here. */

@@ -367,6 +367,7 @@ static bool sim_take(struct xport *x, const struct sim_mad *m, size_t len,
 	rx->from.qpn = m->addr.qpn;
 	rx->from.pkey_index = m->addr.pkey_index;
 	memcpy(rx->mad, m->mad, CM_MAD_SIZE);
+	rx->len = CM_MAD_SIZE;
 	x->counters.rx++;
 	return true;
 }
@@ -491,12 +492,34 @@ static int sim_process_events(struct xport *x)
 	return 0;
 }
 
+/* The hub's SA (cmhub) answers at the SM LID; no Q_Key, no timeout. */
+static int sim_send_sa(struct xport *x, uint16_t port,
+		       const struct xport_sa_dest *to,
+		       const uint8_t mad[CM_MAD_SIZE])
+{
+	const struct xport_port *p = xport_port(x, port);
+	struct eng_addr a = { .port = port,
+			      .lid = to->lid,
+			      .sl = to->sl,
+			      .qpn = to->qpn,
+			      .pkey_index = to->pkey_index };
+	int err;
+
+	if (p && p->link != XPORT_LINK_IB)
+		return -EOPNOTSUPP;
+	err = sim_send(x, port, &a, NULL, mad);
+	if (!err)
+		x->counters.tx_sa++;
+	return err;
+}
+
 static const struct xport_ops sim_ops = {
 	.name = "sim",
 	.close = sim_close,
 	.recv = sim_recv,
 	.send = sim_send,
 	.process_events = sim_process_events,
+	.send_sa = sim_send_sa,
 };
 
 static int sim_hello(int fd, const struct sim_hello *hello)

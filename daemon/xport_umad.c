@@ -32,6 +32,7 @@
 
 #include "log.h"
 #include "neigh.h"
+#include "sa_mad.h"
 #include "transport.h"
 #include "util.h"
 
@@ -85,6 +86,7 @@ struct xumad_port {
 	struct xumad_dev *dev;
 	int fd;
 	int agent;
+	int sa_agent; /* IB ports: the SA client's agent, or -1 */
 	bool in_loop;
 	struct xumad_txq q;
 };
@@ -709,6 +711,25 @@ static void xumad_open_one(struct xport_umad *u, struct xumad_dev *d,
 	up->dev = d;
 	up->fd = fd;
 	up->agent = agent;
+	up->sa_agent = -1;
+	if (p->link == XPORT_LINK_IB) {
+		/*
+		 * The SA client's agent (sa_client.h): class 0x03 version 2
+		 * with RMPP, so that the kernel reassembles a GetTableResp;
+		 * no methods, as it only receives answers to its requests.
+		 * Without it the port's paths are built locally (logged).
+		 */
+		errno = 0;
+		up->sa_agent = umad_register(fd, SA_MGMT_CLASS,
+					     SA_CLASS_VERSION, 1, NULL);
+		if (up->sa_agent < 0) {
+			log_notice("%s port %u: cannot register an SA agent "
+				   "(%s); paths from the local port only",
+				   d->name, port_num,
+				   strerror(errno ? errno : -up->sa_agent));
+			up->sa_agent = -1;
+		}
+	}
 	up->in_loop = true;
 	ev_timer_init(&up->q.retry, xumad_retry_cb, 0, 0);
 	up->q.retry.data = u;
@@ -844,6 +865,37 @@ static void xumad_fill_from(struct xport_rx *rx, const struct xport_port *p,
 	rx->from.pkey_index = a->pkey_index;
 }
 
+/*
+ * An SA answer of r bytes read on port i's SA agent: into rx, or false.
+ * A non-zero status is one of our requests coming back unanswered (the
+ * kernel's timeout, or a send error): the SA client times out on its own.
+ */
+static bool xumad_take_sa(struct xport_umad *u, unsigned int i, size_t r,
+			  struct xport_rx *rx)
+{
+	struct xport *x = &u->base;
+	const struct ib_user_mad *um = (const void *)u->rbuf;
+	size_t len = r - umad_size();
+
+	if (r < umad_size() + SA_DATA_OFFSET || um->status) {
+		x->counters.rx_sa_status++;
+		return false;
+	}
+	if (len > CM_MAD_SIZE) {
+		/* Whole records only (ClassPortInfo answers are 256). */
+		len = SA_DATA_OFFSET +
+		      (CM_MAD_SIZE - SA_DATA_OFFSET) / SA_PATH_REC_SIZE *
+			      SA_PATH_REC_SIZE;
+		x->counters.rx_sa_cut++;
+	}
+	xumad_fill_from(rx, &x->ports[i], um);
+	memset(rx->mad, 0, CM_MAD_SIZE);
+	memcpy(rx->mad, umad_get_mad(u->rbuf), len);
+	rx->len = (uint16_t)len;
+	x->counters.rx_sa++;
+	return true;
+}
+
 /* Read up to 'max' MADs from served port i; count, or -errno to stop. */
 static int xumad_drain(struct xport_umad *u, unsigned int i,
 		       struct xport_rx *rx, unsigned int max)
@@ -878,6 +930,12 @@ static int xumad_drain(struct xport_umad *u, unsigned int i,
 		 * timeout 0 it should not happen, and the engine retransmits
 		 * anyway.
 		 */
+		if (u->up[i].sa_agent >= 0 &&
+		    um->agent_id == (uint32_t)u->up[i].sa_agent) {
+			if (xumad_take_sa(u, i, (size_t)r, &rx[n]))
+				n++;
+			continue;
+		}
 		if ((size_t)r < u->buf_len || um->status ||
 		    um->agent_id != (uint32_t)u->up[i].agent) {
 			x->counters.rx_dropped++;
@@ -885,6 +943,7 @@ static int xumad_drain(struct xport_umad *u, unsigned int i,
 		}
 		xumad_fill_from(&rx[n], &x->ports[i], um);
 		memcpy(rx[n].mad, umad_get_mad(u->rbuf), CM_MAD_SIZE);
+		rx[n].len = CM_MAD_SIZE;
 		x->counters.rx++;
 		n++;
 	}
@@ -1126,6 +1185,45 @@ fail:
 	return err;
 }
 
+/* An SA request: the SA agent's, with a timeout, so that the kernel
+ * keeps it to match its response (transport.h). */
+static int xumad_send_sa(struct xport *x, uint16_t port,
+			 const struct xport_sa_dest *to,
+			 const uint8_t mad[CM_MAD_SIZE])
+{
+	struct xport_umad *u = to_xumad(x);
+	struct ib_user_mad *um = (struct ib_user_mad *)u->sbuf;
+	const struct xport_port *p = xport_port(x, port);
+	unsigned int i;
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	i = (unsigned int)(p - x->ports);
+	if (u->up[i].sa_agent < 0 || p->link != XPORT_LINK_IB)
+		return -EOPNOTSUPP;
+	if (!p->up)
+		return -ENETDOWN;
+	memset(um, 0, sizeof(*um));
+	um->agent_id = (uint32_t)u->up[i].sa_agent;
+	um->timeout_ms = to->timeout_ms;
+	um->retries = 0; /* the SA client retries, with a new TID */
+	um->length = CM_MAD_SIZE;
+	um->addr.qpn = htobe32(to->qpn);
+	um->addr.qkey = htobe32(to->qkey);
+	um->addr.lid = htobe16(to->lid);
+	um->addr.sl = to->sl;
+	um->addr.pkey_index = to->pkey_index;
+	memcpy(umad_get_mad(u->sbuf), mad, CM_MAD_SIZE);
+	err = xumad_write(u->up[i].fd, u->sbuf, u->buf_len);
+	if (err) {
+		x->counters.tx_errors++;
+		return err;
+	}
+	x->counters.tx_sa++;
+	return 0;
+}
+
 static unsigned int xumad_port_slot(struct xport *x, const struct xumad_dev *d,
 				    unsigned int port_num)
 {
@@ -1211,6 +1309,7 @@ static const struct xport_ops xumad_ops = {
 	.recv = xumad_recv,
 	.send = xumad_send,
 	.process_events = xumad_process_events,
+	.send_sa = xumad_send_sa,
 };
 
 /*
