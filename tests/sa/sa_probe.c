@@ -14,7 +14,10 @@
  * --dgid asks DGID + SGID (the port's GID: subnet prefix + port GUID),
  * --dlid asks DLID (+ SLID when given); both ask NumbPath 1 and
  * Reversible 1, the query sa_path_query() builds. --no-rmpp decodes
- * answers with SA_DECODE_NO_RMPP (ibsim has no RMPP layer).
+ * answers with SA_DECODE_NO_RMPP (ibsim has no RMPP layer). --timeout-ms
+ * (default 500) and --retries (default 3; 0 is the client's default too)
+ * go to struct sa_client_config; --rmpp-version (default 1) to
+ * umad_register (umad2sim accepts any value and ignores it).
  *
  * Prints the port's facts, the query, every SA MAD received decoded with
  * sa_msg_dump() (the last ClassPortInfo and the last PathRecord answer,
