@@ -1252,9 +1252,13 @@ static void xumad_port_event(struct xport_umad *u, struct xumad_dev *d,
 		type = XPORT_EV_PORT_DOWN;
 		break;
 	case IBV_EVENT_LID_CHANGE:
+		type = XPORT_EV_LID_CHANGE;
+		break;
 	case IBV_EVENT_CLIENT_REREGISTER:
 	case IBV_EVENT_SM_CHANGE:
-		type = XPORT_EV_LID_CHANGE;
+		/* A new SM (or one that lost its state): its SA's paths,
+		 * and where the SA is, are to be learnt again. */
+		type = XPORT_EV_SM_CHANGE;
 		break;
 	case IBV_EVENT_GID_CHANGE:
 		type = XPORT_EV_GID_CHANGE;
