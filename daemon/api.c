@@ -507,8 +507,7 @@ static void route_event(struct cmd *cmd, struct api_id *a, int status,
 /* The request w waited for, now that its path is known (recs: the SA's,
  * NULL: built locally). 0, or -errno for its owner's event. */
 static int wait_go(struct cmd *cmd, struct api_id *a, struct api_wait *w,
-		   const struct sa_path_rec *recs, unsigned int n,
-		   uint64_t now)
+		   const struct sa_path_rec *recs, unsigned int n, uint64_t now)
 {
 	int rc = recs ? sa_onto_path(&w->path, w->set, recs, n) : 0;
 
@@ -550,9 +549,9 @@ static void wait_answer(void *ctx, int status, const struct sa_path_rec *recs,
 
 		log_info("id %u: %s: no path from the SA: %s", a->id,
 			 cmp_type_name(w->type),
-			 why		? why :
+			 why	      ? why :
 			 refuse_why() ? refuse_why() :
-					  strerror(-rc));
+					strerror(-rc));
 		api_id_set_path(cmd, a, &w->path.view);
 		if (w->type == CMP_TYPE_RESOLVE_ROUTE) {
 			route_event(cmd, a, rc, NULL, NULL, 0, w->set);
@@ -584,8 +583,9 @@ static int wait_resolve(struct cmd *cmd, struct api_id *a, struct api_wait *w,
 	*recs = NULL;
 	*n = 0;
 	if (a->wait)
-		return refuse(-EALREADY, "%s: id %u is waiting for the SA's "
-					 "path already",
+		return refuse(-EALREADY,
+			      "%s: id %u is waiting for the SA's "
+			      "path already",
 			      cmp_type_name(w->type), a->id);
 	rc = path_resolve(cmd->xport, dst, src, w->set, &cmd->cfg.path,
 			  &w->path);
@@ -595,8 +595,8 @@ static int wait_resolve(struct cmd *cmd, struct api_id *a, struct api_wait *w,
 	    (w->set->flags & PATH_SET_WHOLE) == PATH_SET_WHOLE)
 		return 0;
 	path_sa_want(&w->path, dst, w->set, service_id, &want);
-	rc = sa_paths_get(cmd->sa, w->path.dest.port, &want, wait_answer, w,
-			  &e, &w->handle);
+	rc = sa_paths_get(cmd->sa, w->path.dest.port, &want, wait_answer, w, &e,
+			  &w->handle);
 	if (rc < 0)
 		return refuse(rc, "%s: cannot ask the SA for a path: %s",
 			      cmp_type_name(w->type), strerror(-rc));

@@ -883,9 +883,9 @@ static bool xumad_take_sa(struct xport_umad *u, unsigned int i, size_t r,
 	}
 	if (len > CM_MAD_SIZE) {
 		/* Whole records only (ClassPortInfo answers are 256). */
-		len = SA_DATA_OFFSET +
-		      (CM_MAD_SIZE - SA_DATA_OFFSET) / SA_PATH_REC_SIZE *
-			      SA_PATH_REC_SIZE;
+		len = SA_DATA_OFFSET + (CM_MAD_SIZE - SA_DATA_OFFSET) /
+					       SA_PATH_REC_SIZE *
+					       SA_PATH_REC_SIZE;
 		x->counters.rx_sa_cut++;
 	}
 	xumad_fill_from(rx, &x->ports[i], um);

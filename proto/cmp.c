@@ -402,8 +402,7 @@ static int cmp_check_sidr_req(const struct cmp_msg *msg, const char **why)
 	return ret;
 }
 
-static int cmp_check_resolve_route(const struct cmp_msg *msg,
-				   const char **why)
+static int cmp_check_resolve_route(const struct cmp_msg *msg, const char **why)
 {
 	const struct cmp_resolve_route *m = &msg->resolve_route;
 	int ret;
