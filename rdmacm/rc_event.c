@@ -254,6 +254,20 @@ static struct rc_ev *rc_on_sidr_rep(struct rc_id *id, const struct cmc_event *e)
 	return ev;
 }
 
+/* RESOLVE_ROUTE's answer on an IB port (rc_resolve_route_sa): the SA's
+ * path becomes the route, and rdma_connect() passes it whole. */
+static struct rc_ev *rc_on_route(struct rc_id *id, const struct cmc_event *e)
+{
+	if (e->status) {
+		rc_log(2, "rdma_resolve_route: %s", cmc_strerror(e->status));
+		return rc_ev_new(id, RDMA_CM_EVENT_ROUTE_ERROR, e->status);
+	}
+	rc_id_set_path(id, &e->u.route.path);
+	id->ib_path = true;
+	id->st = RC_ROUTE_RESOLVED;
+	return rc_ev_new(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+}
+
 static struct rc_ev *rc_on_device_removal(struct rc_id *id,
 					  const struct cmc_event *e)
 {
@@ -313,6 +327,7 @@ static rc_ev_fn *const rc_map[] = {
 	[CMC_EVENT_SIDR_REP_RECEIVED] = rc_on_sidr_rep,
 	[CMC_EVENT_PORT_ERROR] = rc_on_ignored,
 	[CMC_EVENT_DEVICE_REMOVAL] = rc_on_device_removal,
+	[CMC_EVENT_ROUTE_RESOLVED] = rc_on_route,
 	[CMC_EVENT_REQUEST_ERROR] = rc_on_request_error,
 };
 

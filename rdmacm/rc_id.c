@@ -546,6 +546,45 @@ static int rc_resolve_route(struct rc_id *id)
 	return 0;
 }
 
+static int rc_need_cid(struct rc_id *id);
+static void rc_ends(const struct rc_id *id, struct cmc_addr *dst,
+		    struct cmc_port_sel *src);
+
+/*
+ * On an InfiniBand port of the daemon's the route is the subnet
+ * administrator's path, as the kernel's rdma_cm asks it
+ * (cma_query_ib_route): the daemon asks (or answers from its cache) and
+ * ROUTE_RESOLVED comes as its event (rc_on_route). Returns 1 when the
+ * id's port is not IB (the route is built locally), else 0 or -errno.
+ */
+static int rc_resolve_route_sa(struct rc_id *id)
+{
+	const union ibv_gid *sgid = &id->pub.route.addr.addr.ibaddr.sgid;
+	const struct cmc_port_info *p;
+	const struct cmc_port_gid *pg = NULL;
+	struct cmc_route_param rp;
+	int r;
+
+	if (id->st != RC_ADDR_RESOLVED && id->st != RC_ROUTE_RESOLVED)
+		return -EINVAL;
+	if (rc_ports() || !(p = rc_port_gid(sgid, &pg)) ||
+	    p->link_layer != CMC_LINK_IB)
+		return 1;
+	r = rc_need_cid(id);
+	if (r)
+		return r;
+	memset(&rp, 0, sizeof(rp));
+	rc_ends(id, &rp.dst, &rp.src);
+	rp.service_id = rdmacm_service_id((enum rdmacm_ps)id->pub.ps,
+					  ntohs(rdma_get_dst_port(&id->pub)));
+	if (id->tos_set) {
+		/* rdma_cm asks the SA for the traffic class of the ToS. */
+		rp.path.flags = CMC_PATH_TRAFFIC_CLASS;
+		rp.path.traffic_class = id->tos;
+	}
+	return cmc_resolve_route(id->cid, &rp);
+}
+
 RC_EXPORT int rdma_resolve_route(struct rdma_cm_id *pub, int timeout_ms)
 {
 	struct rc_id *id;
@@ -560,7 +599,7 @@ RC_EXPORT int rdma_resolve_route(struct rdma_cm_id *pub, int timeout_ms)
 	if (id->kid) {
 		r = rc_kern_op(id, RC_KOP_RESOLVE_ROUTE, NULL, NULL,
 			       (size_t)timeout_ms);
-	} else {
+	} else if ((r = rc_resolve_route_sa(id)) == 1) {
 		r = rc_resolve_route(id);
 		if (r == 0)
 			r = rc_local_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);

@@ -44,8 +44,8 @@ static void hub_ctl(const char *opts)
 {
 	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd), "%s --ctl %s %s >/dev/null",
-		 getenv("CMHUB"), sim_fab.hub_sock, opts);
+	snprintf(cmd, sizeof(cmd), "%s --ctl %s %s >/dev/null", getenv("CMHUB"),
+		 sim_fab.hub_sock, opts);
 	if (system(cmd) != 0)
 		fail_msg("%s failed", cmd);
 }
@@ -136,8 +136,7 @@ static void connect_ok(const struct cmc_conn_param *pp, struct cmc_path *req,
 	assert_int_equal(cmc_connect(a, p), 0);
 	ev = sim_next_ev(chb, NULL);
 	if (ev->type != CMC_EVENT_REQ_RECEIVED)
-		fail_msg("B: %s, want REQ_RECEIVED",
-			 cmc_event_str(ev->type));
+		fail_msg("B: %s, want REQ_RECEIVED", cmc_event_str(ev->type));
 	b = ev->id;
 	*req = ev->u.req.path;
 	assert_int_equal(cmc_ack_event(ev), 0);
@@ -185,8 +184,8 @@ static void expect_sa_path(const struct cmc_path *p, uint8_t sl, uint8_t mtu,
 	if (p->sl != sl || p->mtu != mtu || p->packet_rate != rate ||
 	    p->packet_life_time != plt)
 		fail_msg("path sl %u mtu %u rate %u plt %u, want %u %u %u %u",
-			 p->sl, p->mtu, p->packet_rate, p->packet_life_time,
-			 sl, mtu, rate, plt);
+			 p->sl, p->mtu, p->packet_rate, p->packet_life_time, sl,
+			 mtu, rate, plt);
 }
 
 /* The SA's attributes, not the port's (MTU 2048, SL 0, rate 3). */

@@ -62,11 +62,12 @@ static bool ours(const char *name, const char *want)
 	return true;
 }
 
-int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b)
+static int setup(const char *tag, unsigned int seed, const char *const *extra_b,
+		 bool ib)
 {
 	static const char *const roce[] = { "--sim-roce", NULL };
 	static const char *b[16] = { "--sim-roce" };
-	const char *const *extra[] = { roce, b };
+	const char *const *extra[] = { ib ? NULL : roce, b };
 	static const char *const syms[] = { "rdma_create_id", "rdma_connect",
 					    "rdma_get_cm_event",
 					    "rdma_getaddrinfo" };
@@ -81,6 +82,8 @@ int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b)
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
 		if (!ours(syms[i], want))
 			return -1;
+	if (ib)
+		n = 0;
 	for (; extra_b && *extra_b && n < 15; extra_b++)
 		b[n++] = *extra_b;
 	b[n] = NULL;
@@ -93,6 +96,16 @@ int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b)
 	rcs_sock[1] = sim_fab.sock[0];
 	rcs_sock[2] = sim_fab.sock[1];
 	return 0;
+}
+
+int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b)
+{
+	return setup(tag, seed, extra_b, false);
+}
+
+int rcs_setup_ib(const char *tag, unsigned int seed)
+{
+	return setup(tag, seed, NULL, true);
 }
 
 void rcs_main(int argc, char **argv)

@@ -73,6 +73,11 @@ extern int rcs_wait_ms;
  */
 int rcs_setup(const char *tag, unsigned int seed, const char *const *extra_b);
 
+/* The same with InfiniBand ports (no --sim-roce): node 1's port has LID
+ * 17, node 2's LID 33, and the hub is their SM and SA. Addresses are
+ * AF_INET6 with the ports' GIDs (no verbs device has them either). */
+int rcs_setup_ib(const char *tag, unsigned int seed);
+
 /*
  * Call first in main(): with the argument --valgrind, and not under
  * valgrind yet, the program runs itself again under memcheck (its sides

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdma_resolve_route on InfiniBand ports (issue 19): the route is the
+ * subnet administrator's path, as the kernel's rdma_cm gets it. The hub
+ * is the SM and SA of two IB daemons; its path attributes are set with
+ * `cmhub --ctl` so that they differ from anything the local port would
+ * give (SL 7, MTU 1024, rate 40 Gb/s, packet life time 12). A librdmacm
+ * client on node 1 resolves node 2's GID (as an AF_INET6 address) and
+ * checks route.path_rec; rdma_connect then goes over that path without
+ * asking the SA again (the daemon's counters, read here with
+ * libcmclient), and is refused by node 2, where nobody listens. An SA
+ * that has no path makes ROUTE_ERROR.
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cmclient.h"
+#include "rcsim.h"
+#include "sim_harness.h"
+
+#define NODE_B_LID 33
+
+static struct sockaddr_in6 gid_a, gid_b;
+
+static void hub_ctl(const char *opts)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s --ctl %s %s >/dev/null",
+		 getenv("CMHUB"), sim_fab.hub_sock, opts);
+	if (system(cmd) != 0)
+		fail_msg("%s failed", cmd);
+}
+
+/* The GID of the first port of the daemon at sock, as an address. */
+static int port_gid(const char *sock, struct sockaddr_in6 *sin6)
+{
+	struct cmc_port_info pi[CMC_PORTS_BATCH_MAX];
+	struct cmc_channel *ch = NULL;
+	uint64_t cursor = 0;
+	int n;
+
+	if (cmc_open(sock, "test_rcsim_route", &ch))
+		return -1;
+	n = cmc_ports(ch, &cursor, pi);
+	if (n >= 1) {
+		memset(sin6, 0, sizeof(*sin6));
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, pi[0].gids[0].gid, 16);
+	}
+	cmc_close(ch);
+	return n >= 1 ? 0 : -1;
+}
+
+static uint64_t counter_a(const char *name)
+{
+	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
+	struct cmc_channel *ch = NULL;
+	uint64_t cursor = 0, v = UINT64_MAX;
+	int n;
+
+	if (cmc_open(rcs_sock[1], "test_rcsim_route", &ch))
+		fail_msg("cannot open %s", rcs_sock[1]);
+	do {
+		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
+		for (int i = 0; i < n; i++)
+			if (!strcmp(c[i].name, name))
+				v = c[i].value;
+	} while (n > 0 && cursor);
+	cmc_close(ch);
+	if (v == UINT64_MAX)
+		fail_msg("no counter %s", name);
+	return v;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (rcs_setup_ib("rcroute", 23))
+		return -1;
+	if (port_gid(rcs_sock[1], &gid_a) || port_gid(rcs_sock[2], &gid_b))
+		return -1;
+	return 0;
+}
+
+/* Resolve node 2's GID from node 1's; the route's path is the SA's. */
+static struct rdma_cm_id *resolve(struct rdma_event_channel *ch, uint16_t port)
+{
+	struct sockaddr_in6 dst = gid_b, src = gid_a;
+	struct rdma_cm_id *id = NULL;
+
+	dst.sin6_port = htons(port);
+	RCS_OK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP));
+	RCS_OK(rdma_resolve_addr(id, (struct sockaddr *)&src,
+				 (struct sockaddr *)&dst, 2000));
+	rcs_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, id);
+	RCS_OK(rdma_resolve_route(id, 2000));
+	return id;
+}
+
+static void client_route(void *arg)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id;
+	struct rdma_cm_event *ev;
+	struct ibv_sa_path_rec *p;
+	struct rdma_conn_param cp = rcs_param(RCS_CLIENT_QPN, NULL, 0);
+
+	(void)arg;
+	RCS_CHECK(ch, "rdma_create_event_channel failed");
+	id = resolve(ch, RCS_PORT_NOBODY);
+	rcs_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, id);
+	RCS_CHECK(id->route.num_paths == 1, "num_paths %d",
+		  id->route.num_paths);
+	p = id->route.path_rec;
+	RCS_CHECK(p, "no path record");
+	RCS_CHECK(p->sl == 7 && p->mtu == IBV_MTU_1024 && p->rate == 3 + 4 &&
+			  p->packet_life_time == 12,
+		  "path sl %u mtu %u rate %u plt %u, want 7 %u 7 12", p->sl,
+		  p->mtu, p->rate, p->packet_life_time, IBV_MTU_1024);
+	RCS_CHECK(ntohs(p->dlid) == NODE_B_LID, "dlid %u", ntohs(p->dlid));
+	RCS_CHECK(!memcmp(&p->dgid, &gid_b.sin6_addr, 16), "dgid differs");
+	RCS_CHECK(!memcmp(&p->sgid, &gid_a.sin6_addr, 16), "sgid differs");
+	/* Over that path; node 2 has no listener: REJ (invalid service). */
+	RCS_OK(rdma_connect(id, &cp));
+	ev = rcs_next(ch);
+	RCS_CHECK(ev->event == RDMA_CM_EVENT_REJECTED ||
+			  ev->event == RDMA_CM_EVENT_UNREACHABLE,
+		  "%s, want REJECTED", rdma_event_str(ev->event));
+	RCS_OK(rdma_ack_cm_event(ev));
+	RCS_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+static void client_no_route(void *arg)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	(void)arg;
+	RCS_CHECK(ch, "rdma_create_event_channel failed");
+	id = resolve(ch, RCS_PORT);
+	ev = rcs_next(ch);
+	RCS_CHECK(ev->event == RDMA_CM_EVENT_ROUTE_ERROR,
+		  "%s, want ROUTE_ERROR", rdma_event_str(ev->event));
+	RCS_CHECK(ev->status == -ENOENT, "status %d", ev->status);
+	RCS_OK(rdma_ack_cm_event(ev));
+	RCS_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+static void test_route_from_sa(void **state)
+{
+	uint64_t q0 = counter_a("sa_queries");
+
+	(void)state;
+	hub_ctl("--sa-sl 7 --sa-mtu 3 --sa-rate 7 --sa-plt 12");
+	rcs_run_one(client_route, rcs_sock[1], NULL);
+	/* resolve_route asked once; rdma_connect asked nothing. */
+	assert_int_equal(counter_a("sa_queries"), q0 + 1);
+	assert_int_equal(counter_a("req_sent"), 1);
+}
+
+static void test_route_error(void **state)
+{
+	(void)state;
+	hub_ctl("--sa-error 3 --sa-count 1");
+	rcs_run_one(client_no_route, rcs_sock[1], NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_route_from_sa),
+		cmocka_unit_test(test_route_error),
+	};
+
+	rcs_main(argc, argv);
+	return cmocka_run_group_tests(tests, group_setup, rcs_teardown);
+}
