@@ -383,10 +383,14 @@ API_HANDLER(listen)
 	return 0;
 }
 
-/* The CONNECT's REQ, over path (and alt, the SA's alternate, or NULL). */
+/*
+ * The CONNECT's REQ, over path. The REQ carries no alternate path: the
+ * SA's alternate (RESOLVE_ROUTE's event) is the program's to load with
+ * LAP once the QP can take it, as rdma_cm leaves APM to the program.
+ */
 static int connect_send(struct cmd *cmd, struct api_id *a,
 			const struct cmp_connect *r, struct path *path,
-			const struct sa_path_rec *alt, uint64_t now)
+			uint64_t now)
 {
 	struct eng_connect_param p;
 	struct cm_req *q = &p.req;
@@ -416,7 +420,6 @@ static int connect_send(struct cmd *cmd, struct api_id *a,
 		r->max_cm_retries ? r->max_cm_retries : cmd->cfg.max_cm_retries;
 	q->srq = r->srq;
 	path_fill_req(path, q);
-	(void)alt; /* kept for LAP; the REQ carries the primary only */
 	pd_copy(q->private_data, sizeof(q->private_data), r->private_data,
 		r->private_data_len);
 	rc = eng_connect(cmd->eng, a->id, &p, now);
@@ -515,8 +518,7 @@ static int wait_go(struct cmd *cmd, struct api_id *a, struct api_wait *w,
 		return rc;
 	switch (w->type) {
 	case CMP_TYPE_CONNECT:
-		return connect_send(cmd, a, &w->req.connect, &w->path,
-				    n > 1 ? &recs[1] : NULL, now);
+		return connect_send(cmd, a, &w->req.connect, &w->path, now);
 	case CMP_TYPE_SIDR_REQ:
 		return sidr_send(cmd, a, &w->req.sidr, &w->path, now);
 	case CMP_TYPE_RESOLVE_ROUTE:

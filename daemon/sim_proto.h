@@ -208,6 +208,9 @@ enum {
 	SIM_SA_SET_ON = 1 << 9, /* 'on' 0: the hub answers no SA MAD */
 	SIM_SA_SET_SM_LID = 1 << 10, /* move the SM: SIM_SM_CHANGE to all */
 	SIM_SA_SET_RESET = 1 << 11, /* zero the SA counters */
+	/* Answer as if every port had LMC 'lmc' (0..2): a query for more
+	 * than one path gets up to 2^lmc, base LID + i at both ends. */
+	SIM_SA_SET_LMC = 1 << 12,
 };
 
 /*
@@ -231,7 +234,8 @@ struct sim_ctl_sa {
 	uint8_t rate;
 	uint8_t plt;
 	uint8_t on;
-	uint8_t rsvd[2];
+	uint8_t lmc;
+	uint8_t rsvd;
 };
 
 /* The SA responder's settings now (what is left of the counted faults). */
@@ -247,6 +251,8 @@ struct sim_sa_config {
 	uint8_t plt;
 	uint8_t resp_time_value;
 	uint8_t error_code;
+	uint8_t lmc;
+	uint8_t rsvd[3];
 	uint32_t busy_left;
 	uint32_t drop_left;
 	uint32_t error_left;

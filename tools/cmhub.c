@@ -1144,11 +1144,11 @@ static void ctl_print_sa(const struct sim_ctl_sa_reply *r)
 	       "sa_rate %u\nsa_plt %u\nsa_resp_time %u\nsa_redirect_lid %u\n"
 	       "sa_redirect_qpn %" PRIu32 "\nsa_delay_ms %" PRIu32
 	       "\nsa_busy_left %" PRIu32 "\nsa_drop_left %" PRIu32
-	       "\nsa_error_code %u\nsa_error_left %" PRIu32 "\n",
+	       "\nsa_error_code %u\nsa_error_left %" PRIu32 "\nsa_lmc %u\n",
 	       c->on, c->sm_lid, c->sm_sl, c->mtu, c->sl, c->rate, c->plt,
 	       c->resp_time_value, c->redirect_lid, c->redirect_qpn,
 	       c->delay_ms, c->busy_left, c->drop_left, c->error_code,
-	       c->error_left);
+	       c->error_left, c->lmc);
 }
 
 /*
@@ -1280,6 +1280,8 @@ static void usage(FILE *f)
 		"16)\n"
 		"  --sa-sl N           PathRecord SL when not asked (default "
 		"0)\n"
+		"  --sa-lmc L          offer up to 2^L paths (LMC 0..2; "
+		"default 0)\n"
 		"  --sa-redirect LID:QPN|off  redirect (IBTA 13.5.3.3)\n"
 		"  --sa-busy N         answer the next N queries BUSY\n"
 		"  --sa-drop N         drop the next N queries\n"
@@ -1334,6 +1336,7 @@ enum {
 	OPT_SA_MTU,
 	OPT_SA_RATE,
 	OPT_SA_PLT,
+	OPT_SA_LMC,
 	OPT_SA_SL,
 	OPT_SA_REDIRECT,
 	OPT_SA_BUSY,
@@ -1357,6 +1360,7 @@ int main(int argc, char **argv)
 		{ "sa-mtu", required_argument, NULL, OPT_SA_MTU },
 		{ "sa-rate", required_argument, NULL, OPT_SA_RATE },
 		{ "sa-plt", required_argument, NULL, OPT_SA_PLT },
+		{ "sa-lmc", required_argument, NULL, OPT_SA_LMC },
 		{ "sa-sl", required_argument, NULL, OPT_SA_SL },
 		{ "sa-redirect", required_argument, NULL, OPT_SA_REDIRECT },
 		{ "sa-busy", required_argument, NULL, OPT_SA_BUSY },
@@ -1413,6 +1417,11 @@ int main(int argc, char **argv)
 			bad = sa_num(optarg, 63, &v);
 			sa.plt = (uint8_t)v;
 			sa.flags |= SIM_SA_SET_PLT;
+			break;
+		case OPT_SA_LMC:
+			bad = sa_num(optarg, 2, &v);
+			sa.lmc = (uint8_t)v;
+			sa.flags |= SIM_SA_SET_LMC;
 			break;
 		case OPT_SA_SL:
 			bad = sa_num(optarg, 15, &v);

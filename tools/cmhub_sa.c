@@ -39,6 +39,7 @@ int hub_sa_apply(struct hub_sa *sa, const struct sim_ctl_sa *m, bool *sm_moved)
 	    ((f & SIM_SA_SET_SL) && m->sl > 15) ||
 	    ((f & SIM_SA_SET_RATE) && (m->rate < 2 || m->rate > 63)) ||
 	    ((f & SIM_SA_SET_PLT) && m->plt > 63) ||
+	    ((f & SIM_SA_SET_LMC) && m->lmc > 2) ||
 	    ((f & SIM_SA_SET_REDIRECT) && m->redirect_lid &&
 	     (!lid_ok(m->redirect_lid) || !m->redirect_qpn ||
 	      m->redirect_qpn > 0xffffff)) ||
@@ -62,6 +63,8 @@ int hub_sa_apply(struct hub_sa *sa, const struct sim_ctl_sa *m, bool *sm_moved)
 		sa->c.rate = m->rate;
 	if (f & SIM_SA_SET_PLT)
 		sa->c.plt = m->plt;
+	if (f & SIM_SA_SET_LMC)
+		sa->c.lmc = m->lmc;
 	if (f & SIM_SA_SET_REDIRECT) {
 		sa->c.redirect_lid = m->redirect_lid;
 		sa->c.redirect_qpn = m->redirect_lid ? m->redirect_qpn : 0;
@@ -170,9 +173,12 @@ static int path_end(bool by_gid, const uint8_t *gid, bool by_lid, uint16_t lid,
 }
 
 /*
- * The PathRecords for the query's template q under mask: 0 and *n records
- * (at most one: every GID and LID names one port, so one source and one
- * destination), or an SA status code.
+ * The PathRecords for the query's template q under mask: 0 and *n records,
+ * or an SA status code. Every GID and LID names one port, so there is one
+ * source and one destination: one record, or with --sa-lmc L and NumbPath
+ * k > 1 up to min(k, 2^L, 3) (the most one MAD holds), record i from base
+ * LID + i to base LID + i, as an SA offers the LMC paths of two ports
+ * (their other fields alike).
  */
 static int path_records(const struct hub_sa *sa, const struct sa_path_rec *q,
 			uint64_t mask, const struct hub_sa_port *requester,
@@ -229,6 +235,17 @@ static int path_records(const struct hub_sa *sa, const struct sa_path_rec *q,
 	rec->packet_life_time = sa->c.plt;
 	rec->preference = 0;
 	*n = 1;
+	if (sa->c.lmc && (mask & SA_PR_COMP_NUMB_PATH) && q->numb_path > 1) {
+		unsigned int want = q->numb_path < (1u << sa->c.lmc) ?
+					    q->numb_path :
+					    1u << sa->c.lmc;
+
+		for (; *n < want && *n < HUB_SA_MAX_RECS; (*n)++) {
+			rec[*n] = rec[0];
+			rec[*n].dlid = (uint16_t)(rec[0].dlid + *n);
+			rec[*n].slid = (uint16_t)(rec[0].slid + *n);
+		}
+	}
 	return 0;
 }
 
@@ -288,7 +305,7 @@ bool hub_sa_query(struct hub_sa *sa, const uint8_t in[SIM_MAD_SIZE],
 		  hub_sa_find_fn find, void *ctx, uint8_t out[SIM_MAD_SIZE],
 		  struct sim_addr *from)
 {
-	struct sa_path_rec q, rec;
+	struct sa_path_rec q, rec[HUB_SA_MAX_RECS];
 	struct sa_msg req, m;
 	unsigned int n = 0;
 	int code;
@@ -347,7 +364,7 @@ bool hub_sa_query(struct hub_sa *sa, const uint8_t in[SIM_MAD_SIZE],
 
 	sa_msg_path_rec(&req, 0, &q);
 	code = path_records(sa, &q, req.sa.comp_mask, requester, find, ctx,
-			    &rec, &n);
+			    rec, &n);
 	if (code) {
 		if (code == SA_ERR_NO_RECORDS)
 			sa->st.no_records++;
@@ -368,6 +385,6 @@ bool hub_sa_query(struct hub_sa *sa, const uint8_t in[SIM_MAD_SIZE],
 			SA_RMPP_PAYLOAD_HDR + n * SA_PATH_REC_SIZE;
 		m.sa.attr_offset = SA_PATH_REC_SIZE / 8;
 	}
-	sa_path_mad_encode(&m, &rec, n, out, SIM_MAD_SIZE);
+	sa_path_mad_encode(&m, rec, n, out, SIM_MAD_SIZE);
 	return true;
 }

@@ -25,6 +25,8 @@
 #define HUB_SA_PLT 16 /* the daemon's default packet life time */
 #define HUB_SA_SL 0
 #define HUB_SA_RESP_TIME 16 /* 4.096 us * 2^16 = 268 ms */
+/* PathRecords in one answer at most: 3 x 64 bytes in a MAD's 200. */
+#define HUB_SA_MAX_RECS 3
 
 struct hub_sa {
 	struct sim_sa_config c;

@@ -360,6 +360,68 @@ static void test_resolve_route(void **state)
 	assert_int_equal(cmc_destroy_id(a), 0);
 }
 
+/*
+ * The SA's alternate (--sa-lmc 1: two paths, base LIDs + 1 the second):
+ * ROUTE_RESOLVED carries it, and LAP loads it on the connection.
+ */
+static void test_alternate_lap(void **state)
+{
+	struct cmc_addr g = by_gid();
+	struct cmc_route_param r = { .service_id = 0x190c, .dst = g };
+	struct cmc_conn_param p = conn(0x190c, &g);
+	struct cmc_path alt;
+	struct cmc_event *ev;
+	struct cmc_id *a, *b;
+
+	(void)state;
+	hub_ctl("--sa-lmc 1");
+	assert_int_equal(cmc_create_id(cha, NULL, CMC_QP_RC, &a), 0);
+	assert_int_equal(cmc_resolve_route(a, &r), 0);
+	ev = sim_next_ev(cha, a);
+	assert_int_equal(ev->type, CMC_EVENT_ROUTE_RESOLVED);
+	assert_int_equal(ev->status, 0);
+	assert_int_equal(ev->u.route.has_alt, 1);
+	assert_int_equal(ev->u.route.path.remote_lid, NODE_B_LID);
+	assert_int_equal(ev->u.route.alt_path.remote_lid, NODE_B_LID + 1);
+	assert_int_equal(ev->u.route.alt_path.local_lid, NODE_A_LID + 1);
+	expect_sa_path(&ev->u.route.alt_path, 5, 3, 7, 10);
+	alt = ev->u.route.alt_path;
+	assert_int_equal(cmc_ack_event(ev), 0);
+
+	assert_int_equal(cmc_connect(a, &p), 0);
+	ev = sim_next_ev(chb, NULL);
+	assert_int_equal(ev->type, CMC_EVENT_REQ_RECEIVED);
+	b = ev->id;
+	assert_int_equal(cmc_ack_event(ev), 0);
+	assert_int_equal(sim_accept(b, p.qp_num + 0x1000, NULL), 0);
+	sim_expect_ev(cha, a, CMC_EVENT_REP_RECEIVED);
+	assert_int_equal(cmc_rtu(a, NULL, 0), 0);
+	sim_expect_ev(chb, b, CMC_EVENT_ESTABLISHED);
+
+	/* LAP with the SA's alternate; B sees it from its side. */
+	assert_int_equal(cmc_lap(a, &alt, NULL, 0), 0);
+	ev = sim_next_ev(chb, b);
+	assert_int_equal(ev->type, CMC_EVENT_LAP_RECEIVED);
+	assert_int_equal(ev->u.lap.alt_path.remote_lid, NODE_A_LID + 1);
+	assert_int_equal(ev->u.lap.alt_path.local_lid, NODE_B_LID + 1);
+	assert_int_equal(ev->u.lap.alt_path.sl, 5);
+	assert_int_equal(cmc_ack_event(ev), 0);
+	assert_int_equal(cmc_apr(b, 0, NULL, 0, NULL, 0), 0);
+	ev = sim_next_ev(cha, a);
+	assert_int_equal(ev->type, CMC_EVENT_APR_RECEIVED);
+	assert_int_equal(ev->status, 0);
+	assert_int_equal(ev->u.apr.ap_status, 0);
+	assert_int_equal(cmc_ack_event(ev), 0);
+
+	assert_int_equal(cmc_disconnect(a, NULL, 0), 0);
+	sim_expect_ev(chb, b, CMC_EVENT_DREQ_RECEIVED);
+	assert_int_equal(cmc_disconnect(b, NULL, 0), 0);
+	sim_expect_ev(cha, a, CMC_EVENT_DREP_RECEIVED);
+	assert_int_equal(cmc_destroy_id(a), 0);
+	assert_int_equal(cmc_destroy_id(b), 0);
+	hub_ctl("--sa-lmc 0");
+}
+
 /* Destroyed while waiting: no event, no REQ, nothing left behind. */
 static void test_destroy_while_waiting(void **state)
 {
@@ -389,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_sa_errors),
 		cmocka_unit_test(test_sm_change),
 		cmocka_unit_test(test_resolve_route),
+		cmocka_unit_test(test_alternate_lap),
 		cmocka_unit_test(test_destroy_while_waiting),
 	};
 
