@@ -355,6 +355,14 @@ void cmc_id_learn(struct cmc_id *id, const struct cmc_ev_item *it)
 		if (ev->u.request_error.request == CMC_REQ_CONNECT)
 			in->state = CMC_STATE_IDLE;
 		break;
+	case CMC_EVENT_ROUTE_RESOLVED:
+		if (!ev->status) {
+			in->path = ev->u.route.path;
+			in->has_alt_path = ev->u.route.has_alt;
+			if (ev->u.route.has_alt)
+				in->alt_path = ev->u.route.alt_path;
+		}
+		break;
 	case CMC_EVENT_MRA_RECEIVED:
 	case CMC_EVENT_PORT_ERROR:
 	case CMC_EVENT_DEVICE_REMOVAL:

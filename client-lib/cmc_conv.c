@@ -262,6 +262,20 @@ int cmc_sidr_param_to_cmp(struct cmp_sidr_req *dst,
 	return CMC_PRIVATE_DATA_OUT(dst, src);
 }
 
+/* All of RESOLVE_ROUTE but the id. */
+int cmc_route_param_to_cmp(struct cmp_resolve_route *dst,
+			   const struct cmc_route_param *src)
+{
+	if (!CMC_RESERVED_OK(src))
+		return CMC_RESERVED_REFUSE("cmc_route_param");
+	dst->service_id = src->service_id;
+	if (cmc_path_override_to_cmp(&dst->path, &src->path) ||
+	    cmc_addr_to_cmp(&dst->dst, &src->dst) ||
+	    cmc_port_sel_to_cmp(&dst->src, &src->src))
+		return -EINVAL; /* the reason is theirs */
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Coming in */
 
@@ -376,6 +390,15 @@ static void cmc_ev_port_from_cmp(struct cmc_ev_port *dst,
 {
 	dst->port_num = src->port_num;
 	CMC_NAME(dst->dev_name, src->dev_name);
+}
+
+static void cmc_ev_route_from_cmp(struct cmc_ev_route *dst,
+				  const struct cmp_ev_route *src)
+{
+	dst->has_alt = src->has_alt;
+	dst->from_sa = src->from_sa;
+	cmc_path_from_cmp(&dst->path, &src->path);
+	cmc_path_from_cmp(&dst->alt_path, &src->alt_path);
 }
 
 /*

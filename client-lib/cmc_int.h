@@ -101,7 +101,7 @@ _Static_assert(CMC_REQ_PRIVATE_DATA_SIZE == CM_REQ_PRIVATE_DATA_SIZE &&
 	CMP_EVENT(NAME, member, code, body)
 #define CMP_EVENT_EMPTY(NAME, code) CMP_EVENT(NAME, none, code, none)
 #include "cmp_msgs.def"
-_Static_assert((int)CMC_EVENT_DEVICE_REMOVAL == (int)CMP_EVENT_MAX &&
+_Static_assert((int)CMC_EVENT_ROUTE_RESOLVED == (int)CMP_EVENT_MAX &&
 		       (int)CMC_STATE_SIDR_REQ_RCVD == (int)CMP_STATE_MAX &&
 		       (int)CMC_QP_UD == (int)CMP_QP_TYPE_UD &&
 		       (int)CMC_AF_LID == (int)CMP_AF_LID &&
@@ -397,6 +397,8 @@ int cmc_accept_param_to_cmp(struct cmp_accept *dst,
 			    const struct cmc_accept_param *src);
 int cmc_sidr_param_to_cmp(struct cmp_sidr_req *dst,
 			  const struct cmc_sidr_param *src);
+int cmc_route_param_to_cmp(struct cmp_resolve_route *dst,
+			   const struct cmc_route_param *src);
 void cmc_path_from_cmp(struct cmc_path *dst, const struct cmp_path *src);
 void cmc_event_from_cmp(struct cmc_event *dst, const struct cmp_event *src);
 void cmc_id_info_from_cmp(struct cmc_id_info *dst,

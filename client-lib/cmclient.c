@@ -414,6 +414,23 @@ CMC_EXPORT int cmc_sidr_req(struct cmc_id *id, const struct cmc_sidr_param *p)
 	return ret;
 }
 
+CMC_EXPORT int cmc_resolve_route(struct cmc_id *id,
+				 const struct cmc_route_param *p)
+{
+	int ret = cmc_id_use(id);
+	struct cmp_resolve_route *r;
+
+	if (ret)
+		return ret;
+	if (!p)
+		return -EINVAL;
+	r = &cmc_req(id->ch, CMP_TYPE_RESOLVE_ROUTE)->resolve_route;
+	r->id = id->num;
+	if (cmc_route_param_to_cmp(r, p))
+		return -EINVAL;
+	return cmc_request(id->ch);
+}
+
 CMC_EXPORT int cmc_sidr_rep(struct cmc_id *id, uint8_t status, uint32_t qpn,
 			    uint32_t qkey, const void *private_data,
 			    uint8_t private_data_len)
@@ -537,7 +554,7 @@ CMC_EXPORT const char *cmc_event_str(enum cmc_event_type type)
 {
 	if (type == CMC_EVENT_REQUEST_ERROR)
 		return "REQUEST_ERROR"; /* the library's own */
-	if (type < CMC_EVENT_REQ_RECEIVED || type > CMC_EVENT_DEVICE_REMOVAL)
+	if (type < CMC_EVENT_REQ_RECEIVED || type > CMC_EVENT_ROUTE_RESOLVED)
 		return "UNKNOWN";
 	return cmp_event_name((enum cmp_event_type)type);
 }

@@ -716,6 +716,30 @@ int cmc_sidr_req(struct cmc_id *id, const struct cmc_sidr_param *param);
 int cmc_sidr_rep(struct cmc_id *id, uint8_t status, uint32_t qpn, uint32_t qkey,
 		 const void *private_data, uint8_t private_data_len);
 
+/*
+ * The path cmc_connect() would take to dst, before connecting, as
+ * rdma_resolve_route() gives it: CMC_EVENT_ROUTE_RESOLVED follows, with
+ * the path (and an alternate, when the subnet administrator offers one)
+ * or a negative status (-ETIMEDOUT: the SA did not answer, -ENOENT: it
+ * has no such path, -ENETUNREACH: no port reaches dst, ...). On IB ports
+ * the daemon asks the SA (or answers from its path cache); elsewhere the
+ * path is built from the local port at once. The id stays IDLE. To use
+ * the path, pass it to cmc_connect() as a whole cmc_path_override (mtu,
+ * pkey, sl, traffic_class, hop_limit, flow_label, packet_rate; the
+ * daemon then asks the SA nothing more) with the path's remote GID or
+ * LID as dst.
+ */
+struct cmc_route_param {
+	uint64_t service_id; /* asked of the SA (QoS policies may use it) */
+	struct cmc_addr dst;
+	struct cmc_port_sel src;
+	struct cmc_path_override path; /* settings the path must have */
+	/* Zero, or cmc_resolve_route() returns -EINVAL; so must dst's,
+	 * src's and path's be. */
+	uint64_t reserved[4];
+};
+int cmc_resolve_route(struct cmc_id *id, const struct cmc_route_param *param);
+
 /* ---------------------------------------------------------------------
  * Events
  */
@@ -760,6 +784,8 @@ enum cmc_event_type {
 	 * cannot disassociate them, rxe among them, the kernel's removal
 	 * waits for that). Once per id; listeners are not told. */
 	CMC_EVENT_DEVICE_REMOVAL = 16,
+	/* cmc_resolve_route()'s answer: u.route, or status < 0. */
+	CMC_EVENT_ROUTE_RESOLVED = 17,
 	/* Made by the library, not the daemon: a request queued in
 	 * asynchronous mode failed (see cmc_set_async()). status is its
 	 * error, u.request_error.request the call. A failed cmc_connect() of
@@ -912,6 +938,13 @@ struct cmc_ev_port {
 	char dev_name[CMC_DEV_NAME_SIZE];
 };
 
+struct cmc_ev_route {
+	uint8_t has_alt; /* alt_path is an alternate the SA offered */
+	uint8_t from_sa; /* 1: the SA's path; 0: built from the local port */
+	struct cmc_path path;
+	struct cmc_path alt_path;
+};
+
 struct cmc_ev_request_error {
 	uint32_t request; /* enum cmc_request */
 	uint32_t reserved;
@@ -945,6 +978,7 @@ struct cmc_event {
 		struct cmc_ev_sidr_req sidr_req;
 		struct cmc_ev_sidr_rep sidr_rep;
 		struct cmc_ev_port port; /* PORT_ERROR, DEVICE_REMOVAL */
+		struct cmc_ev_route route; /* ROUTE_RESOLVED */
 		struct cmc_ev_request_error request_error;
 	} u; /* by type; DISCONNECT_TIMEOUT and TIMEWAIT_EXIT have none */
 };

@@ -197,7 +197,14 @@ struct api_wait {
 	struct cmd *cmd;
 	uint32_t id;
 	uint64_t handle;
-	struct cmp_connect req;
+	uint16_t type; /* CMP_TYPE_CONNECT, _RESOLVE_ROUTE or _SIDR_REQ */
+	union {
+		struct cmp_connect connect;
+		struct cmp_resolve_route route;
+		struct cmp_sidr_req sidr;
+	} req;
+	const struct cmp_path_set *set; /* in req, or 'none' */
+	struct cmp_path_set none;
 	struct path path;
 };
 
@@ -421,27 +428,111 @@ static int connect_send(struct cmd *cmd, struct api_id *a,
 }
 
 /* The SA's records onto path: 0, or -errno with the reason refused. */
-static int connect_sa_path(struct path *path, const struct cmp_connect *r,
-			   const struct sa_path_rec *recs, unsigned int n)
+static int sa_onto_path(struct path *path, const struct cmp_path_set *set,
+			const struct sa_path_rec *recs, unsigned int n)
 {
 	/* The CA's ACK delay is not known here (0): the REQ's local ACK
 	 * timeout is then the record's packet life time + 1, as the
 	 * kernel's for a CA that acks at once. */
-	if (!n || path_apply_sa(path, &recs[0], &r->path, 0))
+	if (!n || path_apply_sa(path, &recs[0], set, 0))
 		return refuse(-EHOSTUNREACH,
 			      "the SA's path record has no LID route");
 	return 0;
 }
 
-/* The SA answered a waiting CONNECT (sa_paths_fn). */
-static void connect_answer(void *ctx, int status,
-			   const struct sa_path_rec *recs, unsigned int n,
-			   const char *why)
+static int sidr_send(struct cmd *cmd, struct api_id *a,
+		     const struct cmp_sidr_req *r, const struct path *path,
+		     uint64_t now)
+{
+	struct eng_sidr_param p;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.dest = path->dest;
+	p.service_id = r->service_id;
+	p.pkey = r->pkey ? r->pkey : path->view.pkey;
+	p.timeout = r->cm_response_timeout ? r->cm_response_timeout :
+					     cmd->cfg.cm_response_timeout;
+	p.max_retries =
+		r->max_cm_retries ? r->max_cm_retries : cmd->cfg.max_cm_retries;
+	pd_copy(p.private_data, sizeof(p.private_data), r->private_data,
+		r->private_data_len);
+	rc = eng_sidr_req(cmd->eng, a->id, &p, now);
+	if (!rc)
+		api_id_set_path(cmd, a, &path->view);
+	return rc;
+}
+
+/* An event of the daemon's own for an IDLE id (api_deliver_local). */
+static void local_event(struct cmd *cmd, struct api_id *a, uint16_t type,
+			int status, struct cmp_event *e)
+{
+	struct eng_id_info f;
+
+	e->id = a->id;
+	e->type = type;
+	e->status = status;
+	e->state = CMP_STATE_IDLE;
+	if (!eng_id_info(cmd->eng, a->id, &f))
+		e->context = f.context;
+	api_deliver_local(cmd, a, e);
+}
+
+/* RESOLVE_ROUTE's answer: the path (and alternate), or status < 0. */
+static void route_event(struct cmd *cmd, struct api_id *a, int status,
+			const struct path *path, const struct sa_path_rec *recs,
+			unsigned int n, const struct cmp_path_set *set)
+{
+	struct cmp_event e;
+
+	memset(&e, 0, sizeof(e));
+	if (!status) {
+		struct cmp_ev_route *r = &e.route_resolved;
+
+		r->path = path->view;
+		r->from_sa = recs != NULL;
+		if (n > 1) {
+			struct path alt = *path;
+
+			if (!path_apply_sa(&alt, &recs[1], set, 0)) {
+				r->alt_path = alt.view;
+				r->has_alt = 1;
+			}
+		}
+		api_id_set_path(cmd, a, &path->view);
+	}
+	local_event(cmd, a, CMP_EVENT_ROUTE_RESOLVED, status, &e);
+}
+
+/* The request w waited for, now that its path is known (recs: the SA's,
+ * NULL: built locally). 0, or -errno for its owner's event. */
+static int wait_go(struct cmd *cmd, struct api_id *a, struct api_wait *w,
+		   const struct sa_path_rec *recs, unsigned int n, uint64_t now)
+{
+	int rc = recs ? sa_onto_path(&w->path, w->set, recs, n) : 0;
+
+	if (rc)
+		return rc;
+	switch (w->type) {
+	case CMP_TYPE_CONNECT:
+		return connect_send(cmd, a, &w->req.connect, &w->path,
+				    n > 1 ? &recs[1] : NULL, now);
+	case CMP_TYPE_SIDR_REQ:
+		return sidr_send(cmd, a, &w->req.sidr, &w->path, now);
+	case CMP_TYPE_RESOLVE_ROUTE:
+		route_event(cmd, a, 0, &w->path, recs, n, w->set);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The SA answered a waiting request (sa_paths_fn). */
+static void wait_answer(void *ctx, int status, const struct sa_path_rec *recs,
+			unsigned int n, const char *why)
 {
 	struct api_wait *w = ctx;
 	struct cmd *cmd = w->cmd;
 	struct api_id *a = api_id_find(cmd, w->id);
-	uint64_t now = cmd_now();
 	int rc = status;
 
 	if (!a || a->wait != w) {
@@ -451,79 +542,122 @@ static void connect_answer(void *ctx, int status,
 	a->wait = NULL;
 	refuse_clear();
 	if (!rc)
-		rc = connect_sa_path(&w->path, &w->req, recs, n);
-	if (!rc)
-		rc = connect_send(cmd, a, &w->req, &w->path,
-				  n > 1 ? &recs[1] : NULL, now);
+		rc = wait_go(cmd, a, w, recs, n, cmd_now());
 	if (rc) {
-		/* Nothing left: the id stays IDLE, its owner is told. */
-		struct eng_event ev = {
-			.type = ENG_EV_REQ_ERROR,
-			.id = a->id,
-			.status = rc,
-			.state = ENG_STATE_IDLE,
-		};
-		struct eng_id_info f;
+		/* Nothing went out: the id stays IDLE, its owner is told. */
+		struct cmp_event e;
 
-		if (!eng_id_info(cmd->eng, a->id, &f))
-			ev.context = f.context;
-		log_info("id %u: CONNECT: no path from the SA: %s", a->id,
-			 why ? why : refuse_why() ? refuse_why() : strerror(-rc));
+		log_info("id %u: %s: no path from the SA: %s", a->id,
+			 cmp_type_name(w->type),
+			 why	      ? why :
+			 refuse_why() ? refuse_why() :
+					strerror(-rc));
 		api_id_set_path(cmd, a, &w->path.view);
-		api_deliver_local(cmd, a, &ev);
+		if (w->type == CMP_TYPE_RESOLVE_ROUTE) {
+			route_event(cmd, a, rc, NULL, NULL, 0, w->set);
+		} else {
+			memset(&e, 0, sizeof(e));
+			e.connect_error.msg = CMP_CM_MSG_NONE;
+			local_event(cmd, a, CMP_EVENT_CONNECT_ERROR, rc, &e);
+		}
 	}
 	free(w);
+}
+
+/*
+ * Resolve a request's path: path_resolve(), then on an IB port the SA's
+ * path (unless the program gave a whole one). Returns 0 with w->path
+ * ready (recs and n: the SA's records from the cache, or NULL/0 when built
+ * locally), 1 when w waits for the SA (a->wait = w, owned by a), or
+ * -errno (w is the caller's to free).
+ */
+static int wait_resolve(struct cmd *cmd, struct api_id *a, struct api_wait *w,
+			const struct cmp_addr *dst,
+			const struct cmp_port_sel *src, uint64_t service_id,
+			const struct sa_path_rec **recs, unsigned int *n)
+{
+	const struct path_cache_entry *e;
+	struct sa_path_want want;
+	int rc;
+
+	*recs = NULL;
+	*n = 0;
+	if (a->wait)
+		return refuse(-EALREADY,
+			      "%s: id %u is waiting for the SA's "
+			      "path already",
+			      cmp_type_name(w->type), a->id);
+	rc = path_resolve(cmd->xport, dst, src, w->set, &cmd->cfg.path,
+			  &w->path);
+	if (rc)
+		return rc;
+	if (!sa_paths_used(cmd->sa, w->path.dest.port) ||
+	    (w->set->flags & PATH_SET_WHOLE) == PATH_SET_WHOLE)
+		return 0;
+	path_sa_want(&w->path, dst, w->set, service_id, &want);
+	rc = sa_paths_get(cmd->sa, w->path.dest.port, &want, wait_answer, w, &e,
+			  &w->handle);
+	if (rc < 0)
+		return refuse(rc, "%s: cannot ask the SA for a path: %s",
+			      cmp_type_name(w->type), strerror(-rc));
+	if (rc == 0) {
+		*recs = e->recs;
+		*n = e->n;
+		return 0;
+	}
+	w->cmd = cmd;
+	w->id = a->id;
+	a->wait = w;
+	api_id_set_path(cmd, a, &w->path.view);
+	return 1;
+}
+
+/* A request that needs a path: at once, or when the SA answers. */
+static int wait_start(struct cmd *cmd, struct api_id *a, struct api_wait *w,
+		      const struct cmp_addr *dst,
+		      const struct cmp_port_sel *src, uint64_t service_id,
+		      uint64_t now)
+{
+	const struct sa_path_rec *recs;
+	unsigned int n;
+	int rc;
+
+	if (a->local_unacked)
+		return refuse(-EBUSY, "%s: ack id %u's event first",
+			      cmp_type_name(w->type), a->id);
+	rc = wait_resolve(cmd, a, w, dst, src, service_id, &recs, &n);
+	if (rc == 1)
+		return 0; /* w is a's now */
+	if (!rc)
+		rc = wait_go(cmd, a, w, recs, n, now);
+	free(w);
+	return rc;
+}
+
+static struct api_wait *wait_new(uint16_t type)
+{
+	struct api_wait *w = calloc(1, sizeof(*w));
+
+	if (w) {
+		w->type = type;
+		w->set = &w->none;
+	}
+	return w;
 }
 
 static int do_connect(struct cmd *cmd, struct api_id *a,
 		      const struct cmp_connect *r, uint64_t now)
 {
-	const struct path_cache_entry *e;
-	struct sa_path_want want;
 	struct api_wait *w;
-	struct path path;
-	int rc;
 
 	if (a->qp_type == CMP_QP_TYPE_UD) /* they resolve with SIDR_REQ */
 		return refuse(-EINVAL, "CONNECT on a UD id (use SIDR_REQ)");
-	if (a->wait)
-		return refuse(-EALREADY, "CONNECT: id %u is waiting for the "
-					 "SA's path already",
-			      a->id);
-	rc = path_resolve(cmd->xport, &r->dst, &r->src, &r->path,
-			  &cmd->cfg.path, &path);
-	if (rc)
-		return rc;
-	/* IB ports: the SA's path, unless the program gave a whole one. */
-	if (!sa_paths_used(cmd->sa, path.dest.port) ||
-	    (r->path.flags & PATH_SET_WHOLE) == PATH_SET_WHOLE)
-		return connect_send(cmd, a, r, &path, NULL, now);
-	w = calloc(1, sizeof(*w));
+	w = wait_new(CMP_TYPE_CONNECT);
 	if (!w)
 		return -ENOMEM;
-	path_sa_want(&path, &r->dst, &r->path, r->service_id, &want);
-	rc = sa_paths_get(cmd->sa, path.dest.port, &want, connect_answer, w,
-			  &e, &w->handle);
-	if (rc == 0) {
-		free(w);
-		rc = connect_sa_path(&path, r, e->recs, e->n);
-		return rc ? rc :
-			    connect_send(cmd, a, r, &path,
-					 e->n > 1 ? &e->recs[1] : NULL, now);
-	}
-	if (rc < 0) {
-		free(w);
-		return refuse(rc, "CONNECT: cannot ask the SA for a path: %s",
-			      strerror(-rc));
-	}
-	/* The REQ goes when the SA answers (connect_answer). */
-	w->cmd = cmd;
-	w->id = a->id;
-	w->req = *r;
-	w->path = path;
-	a->wait = w;
-	api_id_set_path(cmd, a, &path.view);
-	return 0;
+	w->req.connect = *r;
+	w->set = &w->req.connect.path;
+	return wait_start(cmd, a, w, &r->dst, &r->src, r->service_id, now);
 }
 
 /*
@@ -601,32 +735,28 @@ API_HANDLER(rtu)
 API_HANDLER(sidr_req)
 {
 	const struct cmp_sidr_req *r = &req->sidr_req;
-	struct eng_sidr_param p;
-	struct cmp_path_set none = { 0 };
-	struct path path;
-	int rc;
+	struct api_wait *w;
 
 	if (a->qp_type != CMP_QP_TYPE_UD)
 		return refuse(-EINVAL, "SIDR_REQ on an RC or UC id (use "
 				       "CONNECT)");
-	rc = path_resolve(cmd->xport, &r->dst, &r->src, &none, &cmd->cfg.path,
-			  &path);
-	if (rc)
-		return rc;
-	memset(&p, 0, sizeof(p));
-	p.dest = path.dest;
-	p.service_id = r->service_id;
-	p.pkey = r->pkey ? r->pkey : path.view.pkey;
-	p.timeout = r->cm_response_timeout ? r->cm_response_timeout :
-					     cmd->cfg.cm_response_timeout;
-	p.max_retries =
-		r->max_cm_retries ? r->max_cm_retries : cmd->cfg.max_cm_retries;
-	pd_copy(p.private_data, sizeof(p.private_data), r->private_data,
-		r->private_data_len);
-	rc = eng_sidr_req(cmd->eng, a->id, &p, now);
-	if (!rc)
-		api_id_set_path(cmd, a, &path.view);
-	return rc;
+	w = wait_new(CMP_TYPE_SIDR_REQ);
+	if (!w)
+		return -ENOMEM;
+	w->req.sidr = *r;
+	return wait_start(cmd, a, w, &r->dst, &r->src, r->service_id, now);
+}
+
+API_HANDLER(resolve_route)
+{
+	const struct cmp_resolve_route *r = &req->resolve_route;
+	struct api_wait *w = wait_new(CMP_TYPE_RESOLVE_ROUTE);
+
+	if (!w)
+		return -ENOMEM;
+	w->req.route = *r;
+	w->set = &w->req.route.path;
+	return wait_start(cmd, a, w, &r->dst, &r->src, r->service_id, now);
 }
 
 API_HANDLER(sidr_rep)

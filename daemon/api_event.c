@@ -64,7 +64,7 @@ static void id_told(struct cmd *cmd, struct api_id *a,
 }
 
 void api_deliver_local(struct cmd *cmd, struct api_id *a,
-		       const struct eng_event *ev)
+		       const struct cmp_event *e)
 {
 	struct api_client *ac = api_client_of(cmd, a->client);
 	struct cmp_msg msg;
@@ -72,7 +72,7 @@ void api_deliver_local(struct cmd *cmd, struct api_id *a,
 	cmp_msg_init(&msg, CMP_TYPE_EVENT, ++a->ev_seq);
 	if (!a->ev_seq)
 		msg.hdr.seq = ++a->ev_seq;
-	xlate_event(cmd->xport, api_id_path(a), ev, &msg.event);
+	msg.event = *e;
 	a->unacked_seq = msg.hdr.seq;
 	a->local_unacked = true;
 	if (!srv_send(a->client, &msg) && ac)

@@ -254,6 +254,7 @@ static void port_event_cb(void *ctx, const struct xport_event *ev)
 	case XPORT_EV_LID_CHANGE:
 	case XPORT_EV_GID_CHANGE:
 	case XPORT_EV_PKEY_CHANGE:
+	case XPORT_EV_SM_CHANGE:
 		/* Attributes are refreshed in the transport; the SA's
 		 * cached paths of the port were flushed above. */
 		break;

@@ -210,10 +210,10 @@ void api_request(void *ctx, struct srv_client *c, const struct cmp_msg *req,
 		 struct cmp_msg *reply);
 void api_client_gone(void *ctx, struct srv_client *c);
 void api_deliver(void *ctx, const struct eng_event *ev);
-/* api_event.c: an event of the daemon's own making for a (no engine
- * event is outstanding for it: an id whose CONNECT never left). */
+/* api_event.c: an event of the daemon's own making for a, e's header
+ * and body filled (no engine event is outstanding: an IDLE id). */
 void api_deliver_local(struct cmd *cmd, struct api_id *a,
-		       const struct eng_event *ev);
+		       const struct cmp_event *e);
 /* The engine's owner_has_room op: the client is below --max-ids. */
 bool api_owner_has_room(void *ctx, uint64_t owner);
 /* Fail the handshakes of ids on a port that went down. */

@@ -68,10 +68,9 @@ static void drop(struct path_cache *pc, struct pc_node *n)
 }
 
 /* Call fn on every node; fn may drop the node it is given. */
-static void each(struct path_cache *pc,
-		 void (*fn)(struct path_cache *pc, struct pc_node *n,
-			    void *ctx),
-		 void *ctx)
+static void
+each(struct path_cache *pc,
+     void (*fn)(struct path_cache *pc, struct pc_node *n, void *ctx), void *ctx)
 {
 	for (size_t b = 0; pc->t.b && b <= pc->t.mask; b++) {
 		struct hnode *h = pc->t.b[b], *next;

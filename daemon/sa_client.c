@@ -165,8 +165,7 @@ static unsigned int attempt_ms(const struct sa_client *sa,
 	 * (plus the path's life time, which the client cannot know yet);
 	 * wait twice that. */
 	if (p->resp_time_value != SA_RTV_UNKNOWN) {
-		uint64_t rt = p->resp_time_value > 31 ? 31 :
-							p->resp_time_value;
+		uint64_t rt = p->resp_time_value > 31 ? 31 : p->resp_time_value;
 		uint64_t us = (4096ull << rt) / 1000;
 		uint64_t want = 2 * us / 1000 + 1;
 
@@ -206,15 +205,15 @@ static void q_send(struct sa_client *sa, struct sa_query *q, uint64_t now)
 		return;
 	}
 	/* ClassPortInfo always from the SM itself: it says where to go. */
-	rc = sa->ops.send(sa->ops_ctx, q->port,
-			  q->cpi ? &(struct sa_dest){ .lid = p->sm_lid,
-						      .sl = p->sm_sl,
-						      .qpn = 1,
-						      .qkey = SA_QP1_QKEY,
-						      .pkey_index =
-							      p->pkey_index } :
-				   &p->dest,
-			  mad, ms);
+	rc = sa->ops.send(
+		sa->ops_ctx, q->port,
+		q->cpi ? &(struct sa_dest){ .lid = p->sm_lid,
+					    .sl = p->sm_sl,
+					    .qpn = 1,
+					    .qkey = SA_QP1_QKEY,
+					    .pkey_index = p->pkey_index } :
+			 &p->dest,
+		mad, ms);
 	sa->c.sent++;
 	if (rc)
 		sa->c.send_errors++;
@@ -473,6 +472,14 @@ static void path_answer(struct sa_client *sa, struct sa_query *q,
 		if (!sa_msg_path_rec(m, i, &recs[n]) &&
 		    !sa_path_check(&recs[n]))
 			n++;
+	if (!m->nrec) {
+		/* opensm answers a GetTable it has nothing for with an empty
+		 * table and status 0 (ERR_NO_RECORDS only to a Get). */
+		sa->c.no_records++;
+		q_finish(sa, q, -ENOENT, NULL, 0,
+			 "the SA has no path to that destination");
+		return;
+	}
 	if (!n) {
 		q_finish(sa, q, -ENOENT, NULL, 0,
 			 "the SA's answer held no usable path (no LID route)");

@@ -128,8 +128,8 @@ void sa_client_port_down(struct sa_client *sa, uint16_t port, uint64_t now);
  * known for the port; ENOBUFS: max_queries in flight; ENOMEM).
  */
 uint64_t sa_client_path(struct sa_client *sa, uint16_t port,
-			const struct sa_path_want *w,
-			sa_path_fn fn, void *ctx, uint64_t now);
+			const struct sa_path_want *w, sa_path_fn fn, void *ctx,
+			uint64_t now);
 /* Forget a query: its callback will not run. Unknown handles: no-op. */
 void sa_client_cancel(struct sa_client *sa, uint64_t handle);
 

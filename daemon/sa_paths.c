@@ -94,12 +94,12 @@ struct sa_paths *sa_paths_new(struct cmd *cmd,
 	ev_init(&sp->timer, sp_timer_cb);
 	sp->timer.data = sp;
 	if (!cfg->off)
-		for (unsigned int i = 0; i < xport_port_count(cmd->xport);
-		     i++)
-			sp_port_sync(sp,
-				     xport_port(cmd->xport,
-						(uint16_t)(cmd->xport->first_index +
-							   i)));
+		for (unsigned int i = 0; i < xport_port_count(cmd->xport); i++)
+			sp_port_sync(
+				sp,
+				xport_port(cmd->xport,
+					   (uint16_t)(cmd->xport->first_index +
+						      i)));
 	return sp;
 }
 
@@ -254,14 +254,14 @@ void sa_paths_walk(struct sa_paths *sp,
 	path_cache_walk(sp->pc, cmd_now(), fn, ctx);
 }
 
-const struct sa_client_counters *sa_paths_client_counters(
-	const struct sa_paths *sp)
+const struct sa_client_counters *
+sa_paths_client_counters(const struct sa_paths *sp)
 {
 	return sa_client_counters(sp->sa);
 }
 
-const struct path_cache_counters *sa_paths_cache_counters(
-	const struct sa_paths *sp)
+const struct path_cache_counters *
+sa_paths_cache_counters(const struct sa_paths *sp)
 {
 	return path_cache_counters(sp->pc);
 }

@@ -62,9 +62,9 @@ void sa_paths_walk(struct sa_paths *sp,
 		   int (*fn)(void *ctx, const struct path_cache_entry *e),
 		   void *ctx);
 
-const struct sa_client_counters *sa_paths_client_counters(
-	const struct sa_paths *sp);
-const struct path_cache_counters *sa_paths_cache_counters(
-	const struct sa_paths *sp);
+const struct sa_client_counters *
+sa_paths_client_counters(const struct sa_paths *sp);
+const struct path_cache_counters *
+sa_paths_cache_counters(const struct sa_paths *sp);
 
 #endif

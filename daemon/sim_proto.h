@@ -10,7 +10,14 @@
  *              Then SIM_MAD both ways, until either side closes.
  *   SIM_CTL_*  a control client (cmhub --ctl): SIM_CTL_SET changes fault
  *              settings, SIM_CTL_STATS asks for the counters; each is
- *              answered by SIM_CTL_REPLY.
+ *              answered by SIM_CTL_REPLY. SIM_CTL_SA changes the hub's
+ *              SA responder and is answered by SIM_CTL_SA_REPLY.
+ *
+ * The hub is also the subnet's SM/SA (docs/SA.md, "The simulated fabric's
+ * SA"): SA MADs (class 0x03) sent to the SM LID on QP1 (or to ClassPortInfo's
+ * redirect LID and QP) are answered by the hub as SIM_MADs from that
+ * address. Right after SIM_HELLO_ACK, and whenever the SM LID changes, the
+ * hub sends every daemon SIM_SM_CHANGE.
  */
 #ifndef CMD_SIM_PROTO_H
 #define CMD_SIM_PROTO_H
@@ -32,6 +39,9 @@ enum sim_msg_type {
 	SIM_CTL_REPLY = 6,
 	SIM_CTL_PORT = 7, /* control -> hub: a port goes down or up */
 	SIM_PORT_STATE = 8, /* hub -> daemon: a port's new state */
+	SIM_SM_CHANGE = 9, /* hub -> daemon: where the SM is */
+	SIM_CTL_SA = 10, /* control -> hub: SA responder settings */
+	SIM_CTL_SA_REPLY = 11, /* hub -> control: its settings, counters */
 };
 
 struct sim_hdr {
@@ -169,6 +179,99 @@ struct sim_port_state {
 	uint16_t port;
 	uint8_t up;
 	uint8_t rsvd;
+};
+
+/*
+ * hub -> daemon: the subnet's SM is at sm_lid / sm_sl (the PortInfo
+ * MasterSMLID / MasterSMSL of every IB port; RoCE ports have no SM). Sent
+ * right after SIM_HELLO_ACK and to every daemon when the SM LID changes
+ * (cmhub --ctl SOCKET --sm-lid N).
+ */
+struct sim_sm_change {
+	struct sim_hdr hdr;
+	uint16_t sm_lid;
+	uint8_t sm_sl;
+	uint8_t rsvd;
+};
+
+/* What a SIM_CTL_SA changes (the fields of the same name). */
+enum {
+	SIM_SA_SET_BUSY = 1 << 0, /* answer the next 'busy' queries BUSY */
+	SIM_SA_SET_DROP = 1 << 1, /* drop the next 'drop' queries */
+	SIM_SA_SET_ERROR = 1 << 2, /* next 'error_count': 'error_code' */
+	SIM_SA_SET_DELAY = 1 << 3, /* every answer waits 'delay_ms' */
+	SIM_SA_SET_MTU = 1 << 4, /* PathRecord MTU code, 1..5 */
+	SIM_SA_SET_SL = 1 << 5, /* PathRecord SL when not asked, 0..15 */
+	SIM_SA_SET_RATE = 1 << 6, /* PathRecord rate code, 2..63 */
+	SIM_SA_SET_PLT = 1 << 7, /* PathRecord packet life time, 0..63 */
+	SIM_SA_SET_REDIRECT = 1 << 8, /* redirect_lid 0: off */
+	SIM_SA_SET_ON = 1 << 9, /* 'on' 0: the hub answers no SA MAD */
+	SIM_SA_SET_SM_LID = 1 << 10, /* move the SM: SIM_SM_CHANGE to all */
+	SIM_SA_SET_RESET = 1 << 11, /* zero the SA counters */
+};
+
+/*
+ * control -> hub: change the SA responder (flags: SIM_SA_SET_*; 0 only
+ * asks). Answered by SIM_CTL_SA_REPLY; status -EINVAL for a value out of
+ * range (nothing is changed then).
+ */
+struct sim_ctl_sa {
+	struct sim_hdr hdr;
+	uint32_t flags;
+	uint32_t busy;
+	uint32_t drop;
+	uint32_t error_count;
+	uint32_t delay_ms;
+	uint32_t redirect_qpn;
+	uint16_t redirect_lid;
+	uint16_t sm_lid;
+	uint8_t error_code; /* IBTA Table 194, MAD status bits 8-15 */
+	uint8_t mtu;
+	uint8_t sl;
+	uint8_t rate;
+	uint8_t plt;
+	uint8_t on;
+	uint8_t rsvd[2];
+};
+
+/* The SA responder's settings now (what is left of the counted faults). */
+struct sim_sa_config {
+	uint8_t on;
+	uint8_t sm_sl;
+	uint16_t sm_lid;
+	uint16_t redirect_lid; /* 0: no redirect */
+	uint8_t mtu;
+	uint8_t sl;
+	uint32_t redirect_qpn;
+	uint8_t rate;
+	uint8_t plt;
+	uint8_t resp_time_value;
+	uint8_t error_code;
+	uint32_t busy_left;
+	uint32_t drop_left;
+	uint32_t error_left;
+	uint32_t delay_ms;
+};
+
+struct sim_sa_stats {
+	uint64_t queries; /* SA MADs to the SA's address */
+	uint64_t answered; /* answers sent, whatever their status */
+	uint64_t busy; /* answered BUSY (--sa-busy) */
+	uint64_t dropped; /* not answered (--sa-drop) */
+	uint64_t errors; /* answered with --sa-error's code */
+	uint64_t redirected; /* answered REDIRECT with ClassPortInfo */
+	uint64_t malformed; /* refused by sa_mad_decode, or not a request */
+	uint64_t no_records; /* answered ERR_NO_RECORDS */
+	uint64_t invalid; /* answered ERR_REQ_INSUFFICIENT_COMPONENTS */
+	uint64_t delayed; /* answers that waited for --sa-delay-ms */
+	uint64_t pending; /* answers waiting now (a gauge) */
+};
+
+struct sim_ctl_sa_reply {
+	struct sim_hdr hdr;
+	int32_t status;
+	struct sim_sa_config config;
+	struct sim_sa_stats stats;
 };
 
 struct sim_ctl_reply {

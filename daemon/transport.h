@@ -196,6 +196,7 @@ enum xport_event_type {
 	XPORT_EV_LID_CHANGE,
 	XPORT_EV_GID_CHANGE,
 	XPORT_EV_PKEY_CHANGE,
+	XPORT_EV_SM_CHANGE, /* sm_lid / sm_sl changed: paths may have too */
 	XPORT_EV_DEVICE_REMOVED, /* the port is gone for good (up false) */
 };
 
@@ -463,6 +464,7 @@ static inline const char *xport_event_name(enum xport_event_type type)
 		[XPORT_EV_LID_CHANGE] = "LID change",
 		[XPORT_EV_GID_CHANGE] = "GID change",
 		[XPORT_EV_PKEY_CHANGE] = "P_Key change",
+		[XPORT_EV_SM_CHANGE] = "SM change",
 		[XPORT_EV_DEVICE_REMOVED] = "device removed",
 	};
 	unsigned int i = (unsigned int)type;

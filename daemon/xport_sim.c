@@ -131,6 +131,7 @@ static void sim_fill_port(struct xport_port *p, const struct xport_config *cfg,
 		p->lid = sp->lid;
 	else if (!cfg->sim_roce)
 		p->lid = (uint16_t)(cfg->node * 16 + i + 1);
+	/* Until the hub's SIM_SM_CHANGE: its default SM LID. */
 	p->sm_lid = cfg->sim_roce ? 0 : 1;
 	p->state = XPORT_PORT_ACTIVE;
 	p->active_mtu = cfg->sim_roce ? 4096 : 2048;
@@ -338,6 +339,32 @@ static void sim_port_state(struct xport *x, const struct sim_port_state *m)
 		x->event_cb(x->event_ctx, &ev);
 }
 
+/*
+ * The hub (the subnet's SM, sim_proto.h) says where the SM is: the
+ * PortInfo MasterSMLID / MasterSMSL of every IB port, as an SM_CHANGE
+ * event does for umad. Ports whose SM is already there hear nothing (the
+ * hub also sends it right after the hello); RoCE ports have no SM.
+ */
+static void sim_sm_change(struct xport *x, const struct sim_sm_change *m)
+{
+	for (unsigned int i = 0; i < x->n_ports; i++) {
+		struct xport_port *p = &x->ports[i];
+		struct xport_event ev = {
+			.type = XPORT_EV_SM_CHANGE,
+			.index = p->index,
+			.port = p,
+		};
+
+		if (p->link != XPORT_LINK_IB || !p->up ||
+		    (p->sm_lid == m->sm_lid && p->sm_sl == m->sm_sl))
+			continue;
+		p->sm_lid = m->sm_lid;
+		p->sm_sl = m->sm_sl;
+		if (x->event_cb)
+			x->event_cb(x->event_ctx, &ev);
+	}
+}
+
 /* Fill one xport_rx from a hub packet; false: not a MAD for our ports. */
 static bool sim_take(struct xport *x, const struct sim_mad *m, size_t len,
 		     struct xport_rx *rx)
@@ -411,6 +438,12 @@ static int sim_recv(struct xport *x, struct xport_rx *rx, unsigned int max)
 				sim_port_state(
 					x,
 					(const struct sim_port_state *)&m[i]);
+				continue;
+			}
+			if (mh[i].msg_len == sizeof(struct sim_sm_change) &&
+			    m[i].hdr.type == SIM_SM_CHANGE) {
+				sim_sm_change(
+					x, (const struct sim_sm_change *)&m[i]);
 				continue;
 			}
 			if (sim_take(x, &m[i], mh[i].msg_len, &rx[n]))

@@ -883,9 +883,9 @@ static bool xumad_take_sa(struct xport_umad *u, unsigned int i, size_t r,
 	}
 	if (len > CM_MAD_SIZE) {
 		/* Whole records only (ClassPortInfo answers are 256). */
-		len = SA_DATA_OFFSET +
-		      (CM_MAD_SIZE - SA_DATA_OFFSET) / SA_PATH_REC_SIZE *
-			      SA_PATH_REC_SIZE;
+		len = SA_DATA_OFFSET + (CM_MAD_SIZE - SA_DATA_OFFSET) /
+					       SA_PATH_REC_SIZE *
+					       SA_PATH_REC_SIZE;
 		x->counters.rx_sa_cut++;
 	}
 	xumad_fill_from(rx, &x->ports[i], um);
@@ -1252,9 +1252,13 @@ static void xumad_port_event(struct xport_umad *u, struct xumad_dev *d,
 		type = XPORT_EV_PORT_DOWN;
 		break;
 	case IBV_EVENT_LID_CHANGE:
+		type = XPORT_EV_LID_CHANGE;
+		break;
 	case IBV_EVENT_CLIENT_REREGISTER:
 	case IBV_EVENT_SM_CHANGE:
-		type = XPORT_EV_LID_CHANGE;
+		/* A new SM (or one that lost its state): its SA's paths,
+		 * and where the SA is, are to be learnt again. */
+		type = XPORT_EV_SM_CHANGE;
 		break;
 	case IBV_EVENT_GID_CHANGE:
 		type = XPORT_EV_GID_CHANGE;

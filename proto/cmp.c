@@ -402,6 +402,20 @@ static int cmp_check_sidr_req(const struct cmp_msg *msg, const char **why)
 	return ret;
 }
 
+static int cmp_check_resolve_route(const struct cmp_msg *msg, const char **why)
+{
+	const struct cmp_resolve_route *m = &msg->resolve_route;
+	int ret;
+
+	CMP_RSVD(m->rsvd0, "RESOLVE_ROUTE");
+	ret = cmp_check_addr(&m->dst, why);
+	if (!ret)
+		ret = cmp_check_sel(&m->src, why);
+	if (!ret)
+		ret = cmp_check_path_set(&m->path, why);
+	return ret;
+}
+
 static int cmp_check_sidr_rep(const struct cmp_msg *msg, const char **why)
 {
 	const struct cmp_sidr_rep *m = &msg->sidr_rep;
@@ -756,6 +770,20 @@ static int cmp_check_ev_sidr_rep(const struct cmp_event *e, const char **why)
 	CMP_DATA(srep->private_data_len, srep->private_data,
 		 "SIDR_REP_RECEIVED private data");
 	return cmp_check_path(&srep->path, why);
+}
+
+static int cmp_check_ev_route(const struct cmp_event *e, const char **why)
+{
+	const struct cmp_ev_route *r = &e->route_resolved;
+	int ret;
+
+	CMP_BOOL(r->has_alt, "ROUTE_RESOLVED has_alt");
+	CMP_BOOL(r->from_sa, "ROUTE_RESOLVED from_sa");
+	CMP_RSVD(r->rsvd0, "ROUTE_RESOLVED");
+	ret = cmp_check_path(&r->path, why);
+	if (!ret)
+		ret = cmp_check_path(&r->alt_path, why);
+	return ret;
 }
 
 /* PORT_ERROR and DEVICE_REMOVAL. */

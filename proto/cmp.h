@@ -605,6 +605,23 @@ struct cmp_connect {
 };
 
 /*
+ * RESOLVE_ROUTE: the path a CONNECT of this id with the same dst, src,
+ * path settings and service id would take, answered by a ROUTE_RESOLVED
+ * event (on IB ports the subnet administrator's path, which may take a
+ * while; elsewhere at once). The id stays IDLE; ack the event before
+ * CONNECT. A CONNECT with the event's path as a whole cmp_path_set asks
+ * the SA nothing more.
+ */
+struct cmp_resolve_route {
+	uint32_t id;
+	uint32_t rsvd0;
+	uint64_t service_id;
+	struct cmp_addr dst;
+	struct cmp_port_sel src;
+	struct cmp_path_set path;
+};
+
+/*
  * ACCEPT: send a REP for a REQ_RECEIVED id. It returns the listener's
  * credit. The app's QP is in RTR by now so that the peer's first packet,
  * which may come before the RTU, is not lost.
@@ -1337,6 +1354,19 @@ struct cmp_ev_sidr_rep {
 	uint8_t rsvd0[6];
 	struct cmp_path path;
 	uint8_t private_data[CM_SIDR_REP_PRIVATE_DATA_SIZE];
+};
+
+/*
+ * ROUTE_RESOLVED: the primary path and, when the SA offered one, an
+ * alternate (has_alt 1). from_sa 1: the SA's record; 0: built from the
+ * local port (RoCE, --sa off, or a whole path the program gave).
+ */
+struct cmp_ev_route {
+	uint8_t has_alt;
+	uint8_t from_sa;
+	uint8_t rsvd0[6];
+	struct cmp_path path;
+	struct cmp_path alt_path;
 };
 
 /* PORT_ERROR and DEVICE_REMOVAL: the port the id was using. */

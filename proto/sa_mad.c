@@ -267,9 +267,15 @@ static int table_layout(struct sa_msg *m, size_t len, size_t rec_size,
 {
 	size_t dlen;
 
-	if ((flags & SA_DECODE_NO_RMPP) && len == SA_MAD_SIZE &&
-	    m->sa.rmpp_version == 0)
-		return no_rmpp_layout(m, rec_size, out);
+	if ((flags & SA_DECODE_NO_RMPP) && len <= SA_MAD_SIZE &&
+	    m->sa.rmpp_version == 0) {
+		if (len == SA_MAD_SIZE)
+			return no_rmpp_layout(m, rec_size, out);
+		/* Shorter than a MAD: the length the SA sent it with, which
+		 * umad2sim passes on (56 bytes and the records). */
+		dlen = len - SA_DATA_OFFSET;
+		goto records;
+	}
 
 	if (!(m->sa.rmpp_flags & SA_RMPP_FLAG_ACTIVE))
 		return fault(out, SA_FAULT_RMPP, "rmpp_flags",
@@ -292,8 +298,11 @@ static int table_layout(struct sa_msg *m, size_t len, size_t rec_size,
 			return fault(out, SA_FAULT_RMPP, "payload_length", pl);
 		dlen = pl - SA_RMPP_PAYLOAD_HDR;
 	} else {
+		/* The kernel's reassembly: 56 bytes and the records, shorter
+		 * than a MAD for up to three PathRecords. */
 		dlen = len - SA_DATA_OFFSET;
 	}
+records:
 	m->stride = (unsigned int)rec_size;
 	if (dlen == 0)
 		return 0;
@@ -323,7 +332,9 @@ int sa_mad_decode(const void *buf, size_t len, unsigned int flags,
 	int rec, rc;
 
 	fault(out, SA_FAULT_NONE, NULL, 0);
-	if (len < SA_MAD_SIZE)
+	/* Only a successful table response may be shorter than a MAD
+	 * (checked below); every MAD has its 56 header bytes. */
+	if (len < SA_DATA_OFFSET)
 		return fault(out, SA_FAULT_LENGTH, NULL, len);
 	memset(m, 0, sizeof(*m));
 	cm_mad_hdr_decode(p, &m->hdr);

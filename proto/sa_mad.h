@@ -254,8 +254,11 @@ enum {
 	 * fit cannot arrive), counted up to the first all-zero slot, which
 	 * is padding: a PathRecord from the SA (the only record with table
 	 * answers) has a non-zero DGID and DLID. A non-zero slot
-	 * after a zero one is refused (SA_FAULT_LENGTH, field "data"). A
-	 * MAD with RMPP version 1 is decoded as without the flag.
+	 * after a zero one is refused (SA_FAULT_LENGTH, field "data").
+	 * Shorter than 256 bytes (umad2sim hands the MAD over at the
+	 * length opensm sent it: 56 bytes and the records), the length
+	 * frames it. A MAD with RMPP version 1 is decoded as without the
+	 * flag.
 	 */
 	SA_DECODE_NO_RMPP = 1 << 1,
 };
@@ -279,8 +282,10 @@ struct sa_msg {
 };
 
 /*
- * Decode and check one SA MAD of len bytes: 256, or for an RMPP
- * GetTableResp the kernel's reassembly (56 header bytes then the data).
+ * Decode and check one SA MAD of len bytes: 256, or for a successful
+ * GetTableResp the kernel's RMPP reassembly (56 header bytes then the
+ * records: shorter than 256 bytes for up to three PathRecords, longer for
+ * more), or with SA_DECODE_NO_RMPP umad2sim's MAD at its sent length.
  * Returns 0 and fills *m, or -EBADMSG with the first problem in *fault.
  * Never reads outside buf[0..len).
  */

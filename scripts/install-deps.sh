@@ -23,6 +23,13 @@ PKGS=(
 	groff-base man-db
 	# dpkg-buildpackage checks build-essential as an implicit Build-Depends
 	build-essential
+	# the sa suite (tests/sa): opensm on ibsim's simulated fabric, reached
+	# through umad2sim (libumad2sim0, which ibsim-utils depends on), and
+	# saquery to compare with. Note: Debian's opensm enables
+	# opensm.service (PORTS=ALL in /etc/default/opensm), which starts an
+	# SM on every port of a host where ib_umad is loaded; on a machine on
+	# a real fabric set PORTS=NONE there. The tests never use the service.
+	opensm ibsim-utils libumad2sim0 infiniband-diags
 )
 
 missing=()

@@ -1,10 +1,11 @@
 #!/bin/bash
 # The whole test suite, as CI runs it: install what is missing, build with
-# -Werror, check formatting, run every meson suite (unit, and the VM suites
-# rxe, interop and rdmacm where the VM can run; else they SKIP), then the
-# unit and sim suites again under ASan/UBSan (the sim tests start the
-# ASan-built daemons and fail when one does not exit 0 on SIGTERM: a
-# sanitizer or leak report), then a subset of the unit suite under
+# -Werror, check formatting, run every meson suite (unit; sa, opensm on
+# ibsim, no VM; and the VM suites rxe, interop and rdmacm where the VM can
+# run; else they SKIP), then the unit, sim and sa suites again under
+# ASan/UBSan (the sim tests start the ASan-built daemons and fail when one
+# does not exit 0 on SIGTERM: a sanitizer or leak report; sa runs the
+# ASan-built sa_probe under umad2sim), then a subset of the unit suite under
 # valgrind memcheck (VALGRIND_TESTS below).
 #
 #   scripts/test.sh              everything
@@ -72,7 +73,7 @@ setup build-asan -Dwerror=true -Db_sanitize=address,undefined \
 RB_LEAK_KB=4194304 RB_PEAK_KB=4194304 RB_SLACK_KB=4194304 \
 	RB_CONNS=${ASAN_RB_CONNS:-2000} \
 	RB_FLOOD_COUNT=${ASAN_RB_FLOOD_COUNT:-100000} \
-	run_suite "asan:" build-asan --setup asan --suite unit --suite sim ||
+	run_suite "asan:" build-asan --setup asan --suite unit --suite sim --suite sa ||
 	rc=1
 
 # A short libFuzzer run of every decoder (scripts/fuzz.sh; longer runs

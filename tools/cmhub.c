@@ -22,6 +22,11 @@
  *                                        a node's port (0-based) goes
  *                                        down or comes back
  * P is a percentage (fractions allowed), delays are in microseconds.
+ *
+ * The hub is also the subnet's SM/SA (cmhub_sa.c): SA MADs to the SM LID
+ * (--sm-lid, default 1) on QP1 are answered by the hub; the --sa-*
+ * options (at start, or with --ctl at run time) set its attributes and
+ * faults. Every daemon learns the SM LID from SIM_SM_CHANGE.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +43,7 @@
 
 #include <ev.h>
 
+#include "cmhub_sa.h"
 #include "sim_proto.h"
 #include "util.h"
 
@@ -51,17 +57,20 @@
 #define HUB_SEND_BATCH 64
 
 _Static_assert(sizeof(struct sim_hello) >= sizeof(struct sim_mad) &&
-		       sizeof(struct sim_hello) >= sizeof(struct sim_ctl_set),
+		       sizeof(struct sim_hello) >= sizeof(struct sim_ctl_set) &&
+		       sizeof(struct sim_hello) >= sizeof(struct sim_ctl_sa),
 	       "the hello is the largest message a hub receives");
 
 struct hub_pkt {
 	struct hub_pkt *next;
 	struct hub_client *dst;
 	ev_tstamp due; /* delayed packets only */
-	size_t len; /* of what follows: a MAD or a port state */
+	ev_tstamp born; /* SA answers: when the query came */
+	size_t len; /* of what follows: a MAD, a port state, an SM change */
 	union {
 		struct sim_mad m;
 		struct sim_port_state ps;
+		struct sim_sm_change sm;
 	};
 };
 
@@ -105,6 +114,11 @@ struct hub {
 	struct hub_override ovr[HUB_MAX_OVERRIDES];
 	unsigned int n_ovr;
 	struct sim_stats st;
+	struct hub_sa sa; /* the SM/SA of the subnet */
+	/* SA answers waiting for --sa-delay-ms, in order of arrival (one
+	 * delay for all: also in order of due time). */
+	struct hub_pkt *sa_head, *sa_tail;
+	ev_timer sa_timer;
 };
 
 /* splitmix64: tiny, seedable with any value, good enough for faults. */
@@ -348,6 +362,188 @@ found:
 	return NULL;
 }
 
+/* ---- the SA ------------------------------------------------------------ */
+
+/* hub_sa_find_fn: an IB port that is up, by GID or by LID. */
+static bool hub_sa_find(void *ctx, const uint8_t *gid, uint16_t lid,
+			struct hub_sa_port *out)
+{
+	struct hub *h = ctx;
+
+	for (struct hub_client *c = h->clients; c; c = c->next) {
+		if (!c->hello)
+			continue;
+		for (uint16_t i = 0; i < c->n_ports; i++) {
+			const struct sim_port_decl *d = &c->ports[i];
+			int g = -1;
+
+			if (d->roce || c->down[i])
+				continue;
+			if (gid) {
+				for (uint8_t k = 0; k < d->n_gids; k++)
+					if (!memcmp(d->gids[k], gid,
+						    SIM_GID_SIZE))
+						g = k;
+			} else if (lid && d->lid == lid) {
+				g = 0;
+			}
+			if (g < 0)
+				continue;
+			memset(out, 0, sizeof(*out));
+			out->lid = d->lid;
+			if (g < d->n_gids)
+				memcpy(out->gid, d->gids[g], SIM_GID_SIZE);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void hub_sa_arm(struct hub *h)
+{
+	ev_timer_stop(h->loop, &h->sa_timer);
+	if (h->sa_head) {
+		ev_tstamp after = h->sa_head->due - ev_now(h->loop);
+
+		ev_timer_set(&h->sa_timer, after > 0 ? after : 0, 0);
+		ev_timer_start(h->loop, &h->sa_timer);
+	}
+}
+
+/* Hand over the SA answers that are due, in order. */
+static void hub_sa_release(struct hub *h)
+{
+	while (h->sa_head && h->sa_head->due <= ev_now(h->loop) + 1e-6) {
+		struct hub_pkt *p = h->sa_head;
+
+		h->sa_head = p->next;
+		if (!h->sa_head)
+			h->sa_tail = NULL;
+		h->sa.st.pending--;
+		hub_queue(p->dst, p);
+	}
+	hub_sa_arm(h);
+}
+
+static void hub_sa_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	hub_sa_release(container_of(w, struct hub, sa_timer));
+}
+
+/* --sa-delay-ms changed: what waits is due at its arrival + the new one. */
+static void hub_sa_redelay(struct hub *h)
+{
+	ev_now_update(h->loop);
+	for (struct hub_pkt *p = h->sa_head; p; p = p->next)
+		p->due = p->born + h->sa.c.delay_ms / 1e3;
+	hub_sa_release(h);
+}
+
+/*
+ * An SA MAD to the SM (or the redirect address): the hub answers it to
+ * the sender's port, from the SA's address, now or after --sa-delay-ms.
+ * Port faults apply (a down port drops it); the loss/dup/reorder/delay
+ * settings of 'set' are for MADs between daemons and do not.
+ */
+static void hub_sa_mad(struct hub_client *src, const struct sim_mad *in,
+		       bool at_redirect)
+{
+	struct hub *h = src->hub;
+	const struct sim_port_decl *sp = &src->ports[in->port];
+	struct hub_sa_port me = { .lid = sp->lid };
+	uint8_t g = in->addr.grh ? in->sgid_index : 0;
+	struct hub_pkt *p;
+
+	if (src->down[in->port]) {
+		h->st.dropped++;
+		return;
+	}
+	if (g < sp->n_gids)
+		memcpy(me.gid, sp->gids[g], SIM_GID_SIZE);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		h->st.overflow++;
+		return;
+	}
+	if (!hub_sa_query(&h->sa, in->mad, at_redirect, &me, hub_sa_find, h,
+			  p->m.mad, &p->m.addr)) {
+		free(p);
+		return;
+	}
+	p->dst = src;
+	p->len = sizeof(p->m);
+	p->m.hdr.type = SIM_MAD;
+	p->m.hdr.version = SIM_PROTO_VERSION;
+	p->m.port = in->port;
+	p->m.addr.pkey_index = in->addr.pkey_index;
+	if (!h->sa.c.delay_ms && !h->sa_head) {
+		hub_queue(src, p);
+		return;
+	}
+	p->born = ev_now(h->loop);
+	p->due = p->born + h->sa.c.delay_ms / 1e3;
+	p->next = NULL;
+	if (h->sa_tail)
+		h->sa_tail->next = p;
+	else
+		h->sa_head = p;
+	h->sa_tail = p;
+	h->sa.st.delayed++;
+	h->sa.st.pending++;
+	if (h->sa_head == p)
+		hub_sa_arm(h);
+}
+
+/* Tell one daemon where the SM is, behind what is queued for it. */
+static void hub_sm_change(struct hub_client *c)
+{
+	struct hub_pkt *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return;
+	p->dst = c;
+	p->len = sizeof(p->sm);
+	p->sm.hdr.type = SIM_SM_CHANGE;
+	p->sm.hdr.version = SIM_PROTO_VERSION;
+	p->sm.sm_lid = c->hub->sa.c.sm_lid;
+	p->sm.sm_sl = c->hub->sa.c.sm_sl;
+	hub_queue(c, p);
+	if (!ev_is_active(&c->wio))
+		hub_flush(c);
+}
+
+static int hub_sa_set(struct hub *h, const struct sim_ctl_sa *m)
+{
+	bool moved;
+	int rc = hub_sa_apply(&h->sa, m, &moved);
+
+	if (rc)
+		return rc;
+	if (moved)
+		for (struct hub_client *c = h->clients; c; c = c->next)
+			if (c->hello)
+				hub_sm_change(c);
+	if (m->flags & SIM_SA_SET_DELAY)
+		hub_sa_redelay(h);
+	return 0;
+}
+
+static void hub_sa_reply(struct hub_client *c, int32_t status)
+{
+	struct sim_ctl_sa_reply r;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = SIM_CTL_SA_REPLY;
+	r.hdr.version = SIM_PROTO_VERSION;
+	r.status = status;
+	r.config = c->hub->sa.c;
+	r.stats = c->hub->sa.st;
+	if (send(c->fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		fprintf(stderr, "cmhub: control reply: %s\n", strerror(errno));
+}
+
+/* ---- routing ----------------------------------------------------------- */
+
 static void hub_mad(struct hub_client *src, const struct sim_mad *in)
 {
 	struct hub *h = src->hub;
@@ -357,6 +553,7 @@ static void hub_mad(struct hub_client *src, const struct sim_mad *in)
 	struct sim_mad out;
 	uint16_t dport;
 	uint8_t dgid;
+	bool at_redirect;
 	int copies;
 
 	h->st.received++;
@@ -365,6 +562,10 @@ static void hub_mad(struct hub_client *src, const struct sim_mad *in)
 		return;
 	}
 	sp = &src->ports[in->port];
+	if (hub_sa_mine(&h->sa, &in->addr, in->mad, &at_redirect)) {
+		hub_sa_mad(src, in, at_redirect);
+		return;
+	}
 	dst = hub_route(h, &in->addr, &dport, &dgid);
 	if (!dst) {
 		h->st.unroutable++;
@@ -574,6 +775,8 @@ static bool hub_msg(struct hub_client *c, const void *buf, size_t len)
 			return false;
 		ack.status = hub_hello(c, buf);
 		send(c->fd, &ack, sizeof(ack), MSG_NOSIGNAL);
+		if (ack.status == 0)
+			hub_sm_change(c);
 		return ack.status == 0;
 	}
 	case SIM_MAD:
@@ -596,9 +799,16 @@ static bool hub_msg(struct hub_client *c, const void *buf, size_t len)
 			return false;
 		hub_reply(c, hub_port(c->hub, buf));
 		return true;
+	case SIM_CTL_SA:
+		if (c->hello || len != sizeof(struct sim_ctl_sa))
+			return false;
+		hub_sa_reply(c, hub_sa_set(c->hub, buf));
+		return true;
 	case SIM_HELLO_ACK:
 	case SIM_CTL_REPLY:
 	case SIM_PORT_STATE:
+	case SIM_SM_CHANGE:
+	case SIM_CTL_SA_REPLY:
 		break;
 	}
 	return false;
@@ -675,6 +885,19 @@ static void hub_client_free(struct hub_client *c)
 		}
 	}
 	hub_arm_delay(h);
+	for (pp = &h->sa_head, h->sa_tail = NULL; *pp;) {
+		struct hub_pkt *p = *pp;
+
+		if (p->dst == c) {
+			*pp = p->next;
+			h->sa.st.pending--;
+			free(p);
+		} else {
+			h->sa_tail = p;
+			pp = &p->next;
+		}
+	}
+	hub_sa_arm(h);
 	hub_dequeue(c, c->q_len);
 	free(c->held);
 	ev_timer_stop(h->loop, &c->hold_timer);
@@ -715,13 +938,19 @@ static void hub_signal_cb(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
-static int hub_run(const char *path, uint64_t seed)
+static int hub_run(const char *path, uint64_t seed, const struct sim_ctl_sa *sa)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct hub h;
+	bool moved;
 
 	memset(&h, 0, sizeof(h));
 	h.rng = seed;
+	hub_sa_init(&h.sa);
+	if (hub_sa_apply(&h.sa, sa, &moved)) {
+		fprintf(stderr, "cmhub: bad SA setting\n");
+		return 2;
+	}
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		fprintf(stderr, "cmhub: socket path too long: %s\n", path);
 		return 1;
@@ -738,6 +967,7 @@ static int hub_run(const char *path, uint64_t seed)
 	ev_io_init(&h.lio, hub_accept_cb, h.lfd, EV_READ);
 	ev_io_start(h.loop, &h.lio);
 	ev_timer_init(&h.delay_timer, hub_delay_cb, 0, 0);
+	ev_timer_init(&h.sa_timer, hub_sa_timer_cb, 0, 0);
 	ev_prepare_init(&h.flush, hub_flush_cb);
 	ev_prepare_start(h.loop, &h.flush);
 	ev_signal_init(&h.sigint, hub_signal_cb, SIGINT);
@@ -755,6 +985,7 @@ static int hub_run(const char *path, uint64_t seed)
 		h.delayed = p->next;
 		free(p);
 	}
+	ev_timer_stop(h.loop, &h.sa_timer);
 	close(h.lfd);
 	unlink(path);
 	ev_loop_destroy(h.loop);
@@ -849,27 +1080,111 @@ bad:
 	return 0;
 }
 
-static int ctl_run(const char *path, int argc, char **argv)
+static int ctl_connect(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "cmhub: socket path too long: %s\n", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		fprintf(stderr, "cmhub: %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One request, one reply of exactly rlen bytes; its status, or 1. */
+static int ctl_call(int fd, const char *path, const void *req, size_t len,
+		    void *rep, size_t rlen)
+{
+	if (send(fd, req, len, MSG_NOSIGNAL) != (ssize_t)len ||
+	    recv(fd, rep, rlen, 0) != (ssize_t)rlen) {
+		fprintf(stderr, "cmhub: %s: %s\n", path,
+			errno ? strerror(errno) : "no reply");
+		return -1;
+	}
+	return 0;
+}
+
+static void ctl_print_stats(const struct sim_stats *st)
+{
+	printf("received %" PRIu64 "\nrouted %" PRIu64 "\ndropped %" PRIu64
+	       "\nduplicated %" PRIu64 "\nreordered %" PRIu64
+	       "\ndelayed %" PRIu64 "\nunroutable %" PRIu64
+	       "\noverflow %" PRIu64 "\ndaemons %" PRIu32 "\nports %" PRIu32
+	       "\n",
+	       st->received, st->routed, st->dropped, st->duplicated,
+	       st->reordered, st->delayed, st->unroutable, st->overflow,
+	       st->daemons, st->ports);
+}
+
+/* "key value" lines, as the hub's counters, for scripts. */
+static void ctl_print_sa(const struct sim_ctl_sa_reply *r)
+{
+	const struct sim_sa_stats *s = &r->stats;
+	const struct sim_sa_config *c = &r->config;
+
+	printf("sa_queries %" PRIu64 "\nsa_answered %" PRIu64
+	       "\nsa_busy %" PRIu64 "\nsa_dropped %" PRIu64
+	       "\nsa_errors %" PRIu64 "\nsa_redirected %" PRIu64
+	       "\nsa_malformed %" PRIu64 "\nsa_no_records %" PRIu64
+	       "\nsa_invalid %" PRIu64 "\nsa_delayed %" PRIu64
+	       "\nsa_pending %" PRIu64 "\n",
+	       s->queries, s->answered, s->busy, s->dropped, s->errors,
+	       s->redirected, s->malformed, s->no_records, s->invalid,
+	       s->delayed, s->pending);
+	printf("sa_on %u\nsm_lid %u\nsm_sl %u\nsa_mtu %u\nsa_sl %u\n"
+	       "sa_rate %u\nsa_plt %u\nsa_resp_time %u\nsa_redirect_lid %u\n"
+	       "sa_redirect_qpn %" PRIu32 "\nsa_delay_ms %" PRIu32
+	       "\nsa_busy_left %" PRIu32 "\nsa_drop_left %" PRIu32
+	       "\nsa_error_code %u\nsa_error_left %" PRIu32 "\n",
+	       c->on, c->sm_lid, c->sm_sl, c->mtu, c->sl, c->rate, c->plt,
+	       c->resp_time_value, c->redirect_lid, c->redirect_qpn,
+	       c->delay_ms, c->busy_left, c->drop_left, c->error_code,
+	       c->error_left);
+}
+
+/*
+ * --ctl: the SA settings first (when any --sa-* / --sm-lid was given),
+ * then the subcommand; 'stats' (or --stats) prints the hub's counters and
+ * the SA's, a 'set' or 'port' the hub's, SA settings alone the SA's.
+ */
+static int ctl_run(const char *path, int argc, char **argv,
+		   const struct sim_ctl_sa *sa, bool want_stats)
+{
 	union {
 		struct sim_ctl_set set;
 		struct sim_ctl_stats stats;
 		struct sim_ctl_port port;
 	} req;
 	struct sim_ctl_reply rep;
-	size_t len;
-	int fd;
+	struct sim_ctl_sa_reply sarep;
+	struct sim_ctl_sa saq;
+	size_t len = 0;
+	int fd, rc = 0;
 
 	memset(&req, 0, sizeof(req));
-	if (argc >= 1 && !strcmp(argv[0], "set")) {
+	if (argc == 1 && !strcmp(argv[0], "stats"))
+		want_stats = true;
+	if (want_stats && argc && strcmp(argv[0], "stats")) {
+		fprintf(stderr, "cmhub: --stats takes no subcommand\n");
+		return 2;
+	}
+	if (want_stats) {
+		req.stats.hdr.type = SIM_CTL_STATS;
+		len = sizeof(req.stats);
+	} else if (argc >= 1 && !strcmp(argv[0], "set")) {
 		req.set.hdr.type = SIM_CTL_SET;
 		if (ctl_parse(argc - 1, argv + 1, &req.set))
 			return 2;
 		len = sizeof(req.set);
-	} else if (argc == 1 && !strcmp(argv[0], "stats")) {
-		req.stats.hdr.type = SIM_CTL_STATS;
-		len = sizeof(req.stats);
 	} else if (argc == 4 && !strcmp(argv[0], "port")) {
 		uint64_t node, port;
 
@@ -888,50 +1203,147 @@ static int ctl_run(const char *path, int argc, char **argv)
 				      SIM_PORT_REMOVED :
 				      !strcmp(argv[3], "up");
 		len = sizeof(req.port);
-	} else {
-		fprintf(stderr, "cmhub: --ctl SOCKET set ...|stats|port ...\n");
+	} else if (argc || !sa->flags) {
+		fprintf(stderr, "cmhub: --ctl SOCKET set ...|stats|port "
+				"...|--sa-...\n");
 		return 2;
 	}
 	req.set.hdr.version = SIM_PROTO_VERSION;
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return 2;
-	strcpy(sun.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
-	    send(fd, &req, len, MSG_NOSIGNAL) != (ssize_t)len ||
-	    recv(fd, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep)) {
-		fprintf(stderr, "cmhub: %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	fd = ctl_connect(path);
+	if (fd < 0)
 		return 1;
+	if (sa->flags) {
+		saq = *sa;
+		saq.hdr.type = SIM_CTL_SA;
+		saq.hdr.version = SIM_PROTO_VERSION;
+		if (ctl_call(fd, path, &saq, sizeof(saq), &sarep,
+			     sizeof(sarep))) {
+			rc = 1;
+			goto out;
+		}
+		if (sarep.status) {
+			fprintf(stderr, "cmhub: SA settings: %s\n",
+				strerror(-sarep.status));
+			rc = 1;
+			goto out;
+		}
+		if (!len)
+			ctl_print_sa(&sarep);
 	}
-	close(fd);
+	if (!len)
+		goto out;
+	if (ctl_call(fd, path, &req, len, &rep, sizeof(rep))) {
+		rc = 1;
+		goto out;
+	}
 	if (rep.status) {
 		fprintf(stderr, "cmhub: %s\n", strerror(-rep.status));
-		return 1;
+		rc = 1;
+		goto out;
 	}
-	printf("received %" PRIu64 "\nrouted %" PRIu64 "\ndropped %" PRIu64
-	       "\nduplicated %" PRIu64 "\nreordered %" PRIu64
-	       "\ndelayed %" PRIu64 "\nunroutable %" PRIu64
-	       "\noverflow %" PRIu64 "\ndaemons %" PRIu32 "\nports %" PRIu32
-	       "\n",
-	       rep.stats.received, rep.stats.routed, rep.stats.dropped,
-	       rep.stats.duplicated, rep.stats.reordered, rep.stats.delayed,
-	       rep.stats.unroutable, rep.stats.overflow, rep.stats.daemons,
-	       rep.stats.ports);
-	return 0;
+	ctl_print_stats(&rep.stats);
+	if (want_stats) {
+		memset(&saq, 0, sizeof(saq));
+		saq.hdr.type = SIM_CTL_SA;
+		saq.hdr.version = SIM_PROTO_VERSION;
+		if (ctl_call(fd, path, &saq, sizeof(saq), &sarep,
+			     sizeof(sarep))) {
+			rc = 1;
+			goto out;
+		}
+		ctl_print_sa(&sarep);
+	}
+out:
+	close(fd);
+	return rc;
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cmhub [--seed N] SOCKET\n"
-		   "       cmhub --ctl SOCKET set [from=N] [to=N] [loss=P] "
-		   "[dup=P] [reorder=P]\n"
-		   "                              [delay=MIN[-MAX]] [seed=N] "
-		   "[reset]\n"
-		   "       cmhub --ctl SOCKET stats\n"
-		   "       cmhub --ctl SOCKET port NODE PORT down|up|remove\n");
+	fprintf(f,
+		"usage: cmhub [--seed N] [SA OPTIONS] SOCKET\n"
+		"       cmhub --ctl SOCKET set [from=N] [to=N] [loss=P] "
+		"[dup=P] [reorder=P]\n"
+		"                              [delay=MIN[-MAX]] [seed=N] "
+		"[reset]\n"
+		"       cmhub --ctl SOCKET stats | --stats\n"
+		"       cmhub --ctl SOCKET port NODE PORT down|up|remove\n"
+		"       cmhub --ctl SOCKET SA OPTIONS\n"
+		"SA options (the hub is the subnet's SM/SA):\n"
+		"  --sm-lid N          the SM's LID (default 1); the daemons "
+		"are told\n"
+		"  --sa-on, --sa-off   answer SA MADs to the SM LID, or not\n"
+		"  --sa-mtu CODE       PathRecord MTU, 1..5 (default 4: "
+		"2048)\n"
+		"  --sa-rate CODE      PathRecord rate (default 3: 10 Gb/s)\n"
+		"  --sa-plt N          PathRecord packet life time (default "
+		"16)\n"
+		"  --sa-sl N           PathRecord SL when not asked (default "
+		"0)\n"
+		"  --sa-redirect LID:QPN|off  redirect (IBTA 13.5.3.3)\n"
+		"  --sa-busy N         answer the next N queries BUSY\n"
+		"  --sa-drop N         drop the next N queries\n"
+		"  --sa-error CODE [--sa-count N]  answer the next N "
+		"(default 1)\n"
+		"                      with SA status CODE (0 clears)\n"
+		"  --sa-delay-ms D     every answer waits D ms (0: none)\n"
+		"  --sa-reset          zero the SA counters\n");
 }
+
+/* An --sa-* value: 0..max, or a bad option. */
+static int sa_num(const char *v, uint64_t max, uint64_t *out)
+{
+	if (ctl_u64(v, max, out)) {
+		fprintf(stderr, "cmhub: bad value '%s'\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int sa_redirect_arg(const char *v, struct sim_ctl_sa *sa)
+{
+	char buf[64], *colon;
+	uint64_t lid, qpn;
+
+	sa->flags |= SIM_SA_SET_REDIRECT;
+	if (!strcmp(v, "off")) {
+		sa->redirect_lid = 0;
+		sa->redirect_qpn = 0;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", v);
+	colon = strchr(buf, ':');
+	if (!colon)
+		goto bad;
+	*colon++ = '\0';
+	if (ctl_u64(buf, 0xbfff, &lid) || !lid ||
+	    ctl_u64(colon, 0xffffff, &qpn) || !qpn)
+		goto bad;
+	sa->redirect_lid = (uint16_t)lid;
+	sa->redirect_qpn = (uint32_t)qpn;
+	return 0;
+bad:
+	fprintf(stderr, "cmhub: --sa-redirect LID:QPN or off, not '%s'\n", v);
+	return -1;
+}
+
+enum {
+	OPT_SM_LID = 256,
+	OPT_SA_ON,
+	OPT_SA_OFF,
+	OPT_SA_MTU,
+	OPT_SA_RATE,
+	OPT_SA_PLT,
+	OPT_SA_SL,
+	OPT_SA_REDIRECT,
+	OPT_SA_BUSY,
+	OPT_SA_DROP,
+	OPT_SA_ERROR,
+	OPT_SA_COUNT,
+	OPT_SA_DELAY,
+	OPT_SA_RESET,
+	OPT_STATS,
+};
 
 int main(int argc, char **argv)
 {
@@ -939,19 +1351,37 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "ctl", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "sm-lid", required_argument, NULL, OPT_SM_LID },
+		{ "sa-on", no_argument, NULL, OPT_SA_ON },
+		{ "sa-off", no_argument, NULL, OPT_SA_OFF },
+		{ "sa-mtu", required_argument, NULL, OPT_SA_MTU },
+		{ "sa-rate", required_argument, NULL, OPT_SA_RATE },
+		{ "sa-plt", required_argument, NULL, OPT_SA_PLT },
+		{ "sa-sl", required_argument, NULL, OPT_SA_SL },
+		{ "sa-redirect", required_argument, NULL, OPT_SA_REDIRECT },
+		{ "sa-busy", required_argument, NULL, OPT_SA_BUSY },
+		{ "sa-drop", required_argument, NULL, OPT_SA_DROP },
+		{ "sa-error", required_argument, NULL, OPT_SA_ERROR },
+		{ "sa-count", required_argument, NULL, OPT_SA_COUNT },
+		{ "sa-delay-ms", required_argument, NULL, OPT_SA_DELAY },
+		{ "sa-reset", no_argument, NULL, OPT_SA_RESET },
+		{ "stats", no_argument, NULL, OPT_STATS },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct sim_ctl_sa sa;
 	const char *ctl = NULL;
-	uint64_t seed = 1;
+	bool want_stats = false, counted = false;
+	uint64_t seed = 1, v;
 	int opt;
 
+	memset(&sa, 0, sizeof(sa));
+	sa.error_count = 1;
 	while ((opt = getopt_long(argc, argv, "+s:c:h", opts, NULL)) != -1) {
+		int bad = 0;
+
 		switch (opt) {
 		case 's':
-			if (ctl_u64(optarg, UINT64_MAX, &seed)) {
-				usage(stderr);
-				return 2;
-			}
+			bad = ctl_u64(optarg, UINT64_MAX, &seed);
 			break;
 		case 'c':
 			ctl = optarg;
@@ -959,16 +1389,89 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case OPT_SM_LID:
+			bad = sa_num(optarg, 0xbfff, &v) || !v;
+			sa.sm_lid = (uint16_t)v;
+			sa.flags |= SIM_SA_SET_SM_LID;
+			break;
+		case OPT_SA_ON:
+		case OPT_SA_OFF:
+			sa.on = opt == OPT_SA_ON;
+			sa.flags |= SIM_SA_SET_ON;
+			break;
+		case OPT_SA_MTU:
+			bad = sa_num(optarg, 5, &v) || !v;
+			sa.mtu = (uint8_t)v;
+			sa.flags |= SIM_SA_SET_MTU;
+			break;
+		case OPT_SA_RATE:
+			bad = sa_num(optarg, 63, &v) || v < 2;
+			sa.rate = (uint8_t)v;
+			sa.flags |= SIM_SA_SET_RATE;
+			break;
+		case OPT_SA_PLT:
+			bad = sa_num(optarg, 63, &v);
+			sa.plt = (uint8_t)v;
+			sa.flags |= SIM_SA_SET_PLT;
+			break;
+		case OPT_SA_SL:
+			bad = sa_num(optarg, 15, &v);
+			sa.sl = (uint8_t)v;
+			sa.flags |= SIM_SA_SET_SL;
+			break;
+		case OPT_SA_REDIRECT:
+			bad = sa_redirect_arg(optarg, &sa);
+			break;
+		case OPT_SA_BUSY:
+			bad = sa_num(optarg, UINT32_MAX, &v);
+			sa.busy = (uint32_t)v;
+			sa.flags |= SIM_SA_SET_BUSY;
+			break;
+		case OPT_SA_DROP:
+			bad = sa_num(optarg, UINT32_MAX, &v);
+			sa.drop = (uint32_t)v;
+			sa.flags |= SIM_SA_SET_DROP;
+			break;
+		case OPT_SA_ERROR:
+			bad = sa_num(optarg, 255, &v);
+			sa.error_code = (uint8_t)v;
+			sa.flags |= SIM_SA_SET_ERROR;
+			break;
+		case OPT_SA_COUNT:
+			bad = sa_num(optarg, UINT32_MAX, &v);
+			sa.error_count = (uint32_t)v;
+			counted = true;
+			break;
+		case OPT_SA_DELAY:
+			bad = sa_num(optarg, 3600 * 1000, &v);
+			sa.delay_ms = (uint32_t)v;
+			sa.flags |= SIM_SA_SET_DELAY;
+			break;
+		case OPT_SA_RESET:
+			sa.flags |= SIM_SA_SET_RESET;
+			break;
+		case OPT_STATS:
+			want_stats = true;
+			break;
 		default:
+			bad = 1;
+			break;
+		}
+		if (bad) {
 			usage(stderr);
 			return 2;
 		}
 	}
+	if (counted && !(sa.flags & SIM_SA_SET_ERROR)) {
+		fprintf(stderr, "cmhub: --sa-count goes with --sa-error\n");
+		return 2;
+	}
 	if (ctl)
-		return ctl_run(ctl, argc - optind, argv + optind);
-	if (optind + 1 != argc) {
+		return ctl_run(ctl, argc - optind, argv + optind, &sa,
+			       want_stats);
+	if (optind + 1 != argc || want_stats) {
 		usage(stderr);
 		return 2;
 	}
-	return hub_run(argv[optind], seed);
+	return hub_run(argv[optind], seed, &sa);
 }

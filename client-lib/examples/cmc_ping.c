@@ -372,6 +372,7 @@ static void srv_on_conn_event(struct server *s, struct srv_conn *c,
 		/* Informational: the id stays, the protocol goes on. */
 		break;
 	case CMC_EVENT_DEVICE_REMOVAL:
+	case CMC_EVENT_ROUTE_RESOLVED:
 	case CMC_EVENT_REQ_RECEIVED:
 	case CMC_EVENT_REP_RECEIVED:
 	case CMC_EVENT_DREP_RECEIVED:
@@ -693,6 +694,7 @@ static bool cli_handle(struct client *cl, struct cli_conn *c,
 		/* The port went down; the id stays and may yet finish. */
 		return false;
 	case CMC_EVENT_DEVICE_REMOVAL:
+	case CMC_EVENT_ROUTE_RESOLVED:
 	case CMC_EVENT_REQ_RECEIVED:
 	case CMC_EVENT_ESTABLISHED:
 	case CMC_EVENT_LAP_RECEIVED:

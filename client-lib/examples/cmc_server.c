@@ -266,6 +266,7 @@ static void on_cm_event(struct server *s, struct cmc_event *ev)
 		c->done = true;
 		break;
 	case CMC_EVENT_REP_RECEIVED:
+	case CMC_EVENT_ROUTE_RESOLVED:
 	case CMC_EVENT_MRA_RECEIVED:
 	case CMC_EVENT_LAP_RECEIVED:
 	case CMC_EVENT_APR_RECEIVED:

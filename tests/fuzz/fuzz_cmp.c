@@ -271,6 +271,11 @@ static void build_request(struct cmp_msg *m, enum cmp_type type)
 		fill(m->apr.info, 3, 0x30);
 		PD(m->apr, 4);
 		break;
+	case CMP_TYPE_RESOLVE_ROUTE:
+		m->resolve_route.id = 4;
+		m->resolve_route.dst.family = CMP_AF_GID;
+		gid(m->resolve_route.dst.addr, 2);
+		break;
 	case CMP_TYPE_SIDR_REQ:
 		m->sidr_req.id = 4;
 		m->sidr_req.pkey = 0xffff;
@@ -513,6 +518,11 @@ static void build_event(struct cmp_msg *m, enum cmp_event_type type)
 		e->status = type == CMP_EVENT_PORT_ERROR ? -ENETDOWN : -ENODEV;
 		e->port.port_num = 1;
 		strcpy(e->port.dev_name, "rxe0");
+		break;
+	case CMP_EVENT_ROUTE_RESOLVED:
+		e->route_resolved.has_alt = 1;
+		path(&e->route_resolved.path, false);
+		path(&e->route_resolved.alt_path, true);
 		break;
 	}
 }

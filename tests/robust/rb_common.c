@@ -435,6 +435,7 @@ int rb_fake_node(unsigned int node, uint64_t guid, int sndbuf)
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct sim_hello h;
 	struct sim_hello_ack ack;
+	struct sim_sm_change sm;
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
 	CHECK(fd >= 0, "socket");
@@ -460,6 +461,10 @@ int rb_fake_node(unsigned int node, uint64_t guid, int sndbuf)
 	      "hello ack");
 	CHECK(ack.status == 0, "hub refused fake node %u: %d", node,
 	      ack.status);
+	/* Then the hub says where the SM is (sim_proto.h): not a MAD. */
+	CHECK(recv(fd, &sm, sizeof(sm), 0) == (ssize_t)sizeof(sm) &&
+		      sm.hdr.type == SIM_SM_CHANGE,
+	      "no SM change after the hello ack");
 	return fd;
 }
 

@@ -49,6 +49,8 @@ struct node {
 	struct xport *x;
 	struct xport_open_report rep;
 	unsigned int removed; /* DEVICE_REMOVED events seen */
+	unsigned int sm_changes; /* SM_CHANGE events seen */
+	uint16_t sm_lid; /* the port's, at the last SM_CHANGE */
 };
 
 static struct node a, b;
@@ -122,6 +124,10 @@ static void event_cb(void *ctx, const struct xport_event *ev)
 
 	if (ev->type == XPORT_EV_DEVICE_REMOVED)
 		n->removed++;
+	if (ev->type == XPORT_EV_SM_CHANGE) {
+		n->sm_changes++;
+		n->sm_lid = ev->port->sm_lid;
+	}
 }
 
 static int open_node(struct node *n, uint16_t node, bool roce,
@@ -934,6 +940,75 @@ static void test_disconnect_forgotten(void **state)
 	close_node(&c);
 }
 
+static int set_sm_lid(uint16_t lid)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct sim_ctl_sa req = {
+		.hdr = { SIM_CTL_SA, SIM_PROTO_VERSION },
+		.flags = SIM_SA_SET_SM_LID,
+		.sm_lid = lid,
+	};
+	struct sim_ctl_sa_reply rep;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int err;
+
+	strcpy(sun.sun_path, sock_path);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req) ||
+	    recv(fd, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep))
+		err = errno ? -errno : -EIO;
+	else
+		err = rep.status;
+	close(fd);
+	return err;
+}
+
+static bool both_heard(void *arg)
+{
+	unsigned int want = *(unsigned int *)arg;
+	struct xport_rx rx[4];
+
+	/* SIM_SM_CHANGE is handled inside recv. */
+	xport_recv(a.x, rx, 4);
+	xport_recv(b.x, rx, 4);
+	return a.sm_changes >= want && b.sm_changes >= want;
+}
+
+/*
+ * The hub's SIM_SM_CHANGE: every IB port's sm_lid follows, with an
+ * XPORT_EV_SM_CHANGE each; the hello's (the default LID 1, which the
+ * ports already have) raised none.
+ */
+static void test_sm_change(void **state)
+{
+	unsigned int want = 1;
+	uint64_t dropped = xport_counters(a.x)->rx_dropped;
+
+	pump();
+	assert_int_equal(a.sm_changes, 0);
+	assert_int_equal(b.sm_changes, 0);
+	assert_int_equal(xport_port(a.x, 0)->sm_lid, 1);
+	assert_int_equal(set_sm_lid(0x123), 0);
+	assert_true(run_until(both_heard, &want));
+	assert_int_equal(a.sm_changes, 1);
+	assert_int_equal(b.sm_changes, 1);
+	assert_int_equal(a.sm_lid, 0x123);
+	assert_int_equal(xport_port(a.x, 0)->sm_lid, 0x123);
+	assert_int_equal(xport_port(b.x, 10)->sm_lid, 0x123);
+	assert_int_equal(xport_port(a.x, 0)->sm_sl, 0);
+	assert_string_equal(xport_event_name(XPORT_EV_SM_CHANGE), "SM change");
+
+	want = 2;
+	assert_int_equal(set_sm_lid(1), 0);
+	assert_true(run_until(both_heard, &want));
+	assert_int_equal(xport_port(a.x, 0)->sm_lid, 1);
+	assert_int_equal(b.sm_lid, 1);
+	/* Handled, not dropped as a foreign packet. */
+	assert_true(xport_counters(a.x)->rx_dropped == dropped);
+}
+
 /* The control client: cmhub --ctl SOCKET set ... / stats. */
 static int run_ctl(char *const args[], char *out, size_t len)
 {
@@ -1020,6 +1095,7 @@ int main(void)
 		cmocka_unit_test(test_full_socket_no_loss),
 		cmocka_unit_test(test_over_bound_counted),
 		cmocka_unit_test(test_disconnect_forgotten),
+		cmocka_unit_test(test_sm_change),
 		cmocka_unit_test(test_ctl_client),
 		cmocka_unit_test(test_hub_gone),
 	};

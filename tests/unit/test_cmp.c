@@ -185,6 +185,12 @@ static void build_event(struct cmp_msg *m, enum cmp_event_type ev)
 		e->port.port_num = 2;
 		snprintf(e->port.dev_name, sizeof(e->port.dev_name), "mlx5_1");
 		break;
+	case CMP_EVENT_ROUTE_RESOLVED:
+		e->route_resolved.has_alt = 1;
+		e->route_resolved.from_sa = 1;
+		fill_path(&e->route_resolved.path, 12);
+		fill_path(&e->route_resolved.alt_path, 13);
+		break;
 	}
 }
 
@@ -420,6 +426,14 @@ static void build(struct cmp_msg *m, struct example ex)
 			  m->sidr_req.private_data,
 			  CM_SIDR_REQ_PRIVATE_DATA_SIZE, 0xb0);
 		break;
+	case CMP_TYPE_RESOLVE_ROUTE:
+		m->resolve_route.id = 42;
+		m->resolve_route.service_id = 0x0000000001060000ULL | 7471;
+		m->resolve_route.dst.family = CMP_AF_LID;
+		m->resolve_route.dst.lid = 9;
+		m->resolve_route.path.flags = CMP_PATH_FLAG_SL;
+		m->resolve_route.path.sl = 3;
+		break;
 	case CMP_TYPE_SIDR_REP:
 		m->sidr_rep.id = 42;
 		m->sidr_rep.qpn = 0x0000ab;
@@ -539,6 +553,7 @@ static void build(struct cmp_msg *m, struct example ex)
 	case CMP_TYPE_LAP_REPLY:
 	case CMP_TYPE_APR_REPLY:
 	case CMP_TYPE_SIDR_REQ_REPLY:
+	case CMP_TYPE_RESOLVE_ROUTE_REPLY:
 	case CMP_TYPE_SIDR_REP_REPLY:
 	case CMP_TYPE_ACK_EVENT_REPLY:
 		/* A plain reply names the id its request named. */
@@ -758,7 +773,7 @@ static void test_paths_golden(void **state)
 	/* clang-format off */
 	static const uint8_t golden[] = {
 		0x01, 0x00,             /* version 1 */
-		0x19, 0x00,             /* type PATHS */
+		0x1a, 0x00,             /* type PATHS */
 		0x20, 0x00, 0x00, 0x00, /* length 32 */
 		0x05, 0x00, 0x00, 0x00, /* seq */
 		0x00, 0x00, 0x00, 0x00, /* reserved */
@@ -788,7 +803,7 @@ static void test_paths_golden(void **state)
 	m.paths_reply.flushed = 9;
 	build_path_entry(&m.paths_reply.entries[0], 1);
 	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), 16 + 24 + 160);
-	assert_int_equal(buf[2], 0x99); /* PATHS_REPLY */
+	assert_int_equal(buf[2], 0x9a); /* PATHS_REPLY */
 	assert_int_equal(buf[20], 1); /* count */
 	assert_int_equal(buf[32], 9); /* flushed */
 	assert_memory_equal(e, "mlx5_1\0", 7); /* dev_name */
@@ -1209,7 +1224,7 @@ static void test_roundtrip_pipelining(void **state)
 		allowed++;
 	}
 	/* Every request whose reply is plain and that names an id. */
-	assert_int_equal(allowed, 15);
+	assert_int_equal(allowed, 16);
 	assert_false(cmp_noreply_allowed(CMP_TYPE_HELLO));
 	assert_false(cmp_noreply_allowed(CMP_TYPE_CREATE_ID));
 	assert_false(cmp_noreply_allowed(CMP_TYPE_QUERY_ID));
@@ -2327,7 +2342,9 @@ static void test_names(void **state)
 	assert_string_equal(cmp_type_name(CMP_TYPE_CAPTURE), "CAPTURE");
 	assert_string_equal(cmp_type_name(CMP_TYPE_RESUME), "RESUME");
 	assert_string_equal(cmp_type_name(CMP_TYPE_PATHS), "PATHS");
-	assert_int_equal(CMP_TYPE_PATHS, 0x19);
+	assert_int_equal(CMP_TYPE_RESOLVE_ROUTE, 0x19);
+	assert_int_equal(CMP_TYPE_PATHS, 0x1a);
+	assert_int_equal(CMP_TYPE_PATHS, CMP_TYPE_REQUEST_MAX);
 	assert_false(cmp_type_is_request(CMP_TYPE_REQUEST_MAX + 1));
 	assert_string_equal(cmp_type_name((enum cmp_type)0x7f), "unknown");
 	for (unsigned int e = CMP_EVENT_REQ_RECEIVED; e <= CMP_EVENT_MAX; e++) {

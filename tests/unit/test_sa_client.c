@@ -335,8 +335,7 @@ static void test_busy(void **state)
 
 	(void)state;
 	assert_true(sa_client_path(sa, PORT, &w, on_path, &a, 0) > 0);
-	answer_table(sa, last_of(SA_REC_PATH_REC), NULL, 0, SA_STATUS_BUSY,
-		     0);
+	answer_table(sa, last_of(SA_REC_PATH_REC), NULL, 0, SA_STATUS_BUSY, 0);
 	n = n_sent;
 	assert_int_equal(sa_client_next_due(sa), 10 * MS);
 	sa_client_tick(sa, 9 * MS);
@@ -383,6 +382,14 @@ static void test_error_status(void **state)
 		     SA_ERR_REQ_INVALID_GID << 8, 0);
 	assert_int_equal(a.status, -EPROTO);
 	assert_non_null(strstr(a.why, "0x0500"));
+
+	/* An empty table with status 0, as opensm answers a GetTable it
+	 * has nothing for: no records too. */
+	memset(&a, 0, sizeof(a));
+	assert_true(sa_client_path(sa, PORT, &w, on_path, &a, 0) > 0);
+	answer_table(sa, last_of(SA_REC_PATH_REC), NULL, 0, 0, 0);
+	assert_int_equal(a.status, -ENOENT);
+	assert_int_equal(sa_client_counters(sa)->no_records, 2);
 
 	/* Success with only an unusable record (DLID 0). */
 	memset(&a, 0, sizeof(a));
@@ -552,9 +559,9 @@ static void test_by_lid(void **state)
 	w.slid = 1;
 	assert_true(sa_client_path(sa, PORT, &w, on_path, &a, 0) > 0);
 	decode_sent(last_of(SA_REC_PATH_REC), &m);
-	assert_int_equal(m.sa.comp_mask,
-			 SA_PR_COMP_DLID | SA_PR_COMP_SLID |
-				 SA_PR_COMP_NUMB_PATH | SA_PR_COMP_REVERSIBLE);
+	assert_int_equal(m.sa.comp_mask, SA_PR_COMP_DLID | SA_PR_COMP_SLID |
+						 SA_PR_COMP_NUMB_PATH |
+						 SA_PR_COMP_REVERSIBLE);
 	assert_int_equal(sa_msg_path_rec(&m, 0, &t), 0);
 	assert_int_equal(t.dlid, 9);
 	assert_int_equal(t.slid, 1);

@@ -544,6 +544,103 @@ static void test_no_rmpp_padding(void **state)
 	assert_int_equal(f.code, SA_FAULT_ATTR_OFFSET);
 }
 
+/*
+ * What umad_recv hands over under ibsim's umad2sim: the MAD at the length
+ * opensm sent it (56 header bytes and the records, at most 256), so a
+ * one-record table is 120 bytes. Received by tests/sa's sa_probe from
+ * opensm 3.3.23 on ibsim 0.10 for DGID fe80::10:5 + SGID fe80::10:3 +
+ * NumbPath 1 + Reversible 1 (saquery printed the same record: DLID 5,
+ * SLID 4, P_Key 0xffff, MTU 0x84, rate 0x83, packet life 0x92).
+ */
+static const uint8_t ibsim_one_record[120] = {
+	0x01, 0x03, 0x02, 0x92, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+	0x5a, 0x00, 0x00, 0x03, 0x00, 0x35, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0x0c, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x05, 0xfe, 0x80, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x03,
+	0x00, 0x05, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0xff, 0xff,
+	0x00, 0x00, 0x84, 0x83, 0x92, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+};
+
+/*
+ * Table responses shorter than a MAD: umad2sim's (RMPP version 0, with
+ * SA_DECODE_NO_RMPP) and the kernel's reassembly of up to three records
+ * (RMPP version 1, no flag: get_mad_len() in mad_rmpp.c trims a single
+ * segment to 56 + the records too). Nothing else may be short.
+ */
+static void test_short_table(void **state)
+{
+	uint8_t buf[SA_MAD_SIZE];
+	struct sa_path_rec got;
+	struct sa_msg m;
+	struct sa_fault f;
+
+	(void)state;
+	assert_int_equal(
+		sa_mad_decode(ibsim_one_record, sizeof(ibsim_one_record),
+			      SA_DECODE_NO_RMPP | SA_DECODE_STRICT, &m, &f),
+		0);
+	assert_int_equal(f.code, SA_FAULT_NONE);
+	assert_int_equal(m.nrec, 1);
+	assert_int_equal(sa_msg_path_rec(&m, 0, &got), 0);
+	assert_int_equal(got.dlid, 5);
+	assert_int_equal(got.slid, 4);
+	assert_int_equal(got.pkey, 0xffff);
+	assert_int_equal(got.reversible, 1);
+	assert_int_equal(got.mtu_selector, 2);
+	assert_int_equal(got.mtu, 4);
+	assert_int_equal(got.rate, 3);
+	assert_int_equal(got.packet_life_time, 18);
+	assert_int_equal(got.dgid[15], 5);
+	assert_int_equal(got.sgid[15], 3);
+	/* Without the flag: RMPP version 0 is not the spec's. */
+	assert_int_equal(sa_mad_decode(ibsim_one_record,
+				       sizeof(ibsim_one_record), 0, &m, &f),
+			 -EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_RMPP);
+	assert_string_equal(f.field, "rmpp_version");
+	/* A partial record is no table. */
+	assert_int_equal(sa_mad_decode(ibsim_one_record,
+				       sizeof(ibsim_one_record) - 1,
+				       SA_DECODE_NO_RMPP, &m, &f),
+			 -EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_LENGTH);
+
+	/* opensm's empty table (an unknown DGID): 56 bytes, offset 0. */
+	memcpy(buf, ibsim_one_record, 56);
+	buf[45] = 0;
+	assert_int_equal(sa_mad_decode(buf, 56,
+				       SA_DECODE_NO_RMPP | SA_DECODE_STRICT, &m,
+				       &f),
+			 0);
+	assert_int_equal(m.nrec, 0);
+	assert_int_equal(sa_mad_decode(buf, 55, SA_DECODE_NO_RMPP, &m, &f),
+			 -EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_LENGTH);
+
+	/* The kernel's reassembly of one, two and no records. */
+	for (unsigned int n = 0; n <= 2; n++) {
+		assert_int_equal(
+			sa_mad_decode(pr_table_golden, 56 + 64 * n, 0, &m, &f),
+			0);
+		assert_int_equal(m.nrec, n);
+	}
+
+	/* Nothing but a successful table response is short. */
+	memcpy(buf, ibsim_one_record, sizeof(ibsim_one_record));
+	buf[4] = SA_ERR_NO_RECORDS;
+	assert_int_equal(sa_mad_decode(buf, sizeof(ibsim_one_record),
+				       SA_DECODE_NO_RMPP, &m, &f),
+			 -EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_LENGTH);
+	assert_int_equal(sa_mad_decode(pr_query_golden, 120, 0, &m, &f),
+			 -EBADMSG);
+	assert_int_equal(f.code, SA_FAULT_LENGTH);
+}
+
 /* An RMPP version 1 answer decodes by its payload length, flag or not. */
 static void test_no_rmpp_keeps_rmpp(void **state)
 {
@@ -618,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_opensm_capture_no_rmpp),
 		cmocka_unit_test(test_no_rmpp_padding),
 		cmocka_unit_test(test_no_rmpp_keeps_rmpp),
+		cmocka_unit_test(test_short_table),
 		cmocka_unit_test(test_dump),
 	};
 
