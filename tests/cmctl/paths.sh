@@ -181,7 +181,8 @@ print(json.load(sys.stdin)[0]["lid"])')
 echo "--- node 2: GID $gid2, LID $lid2; node 1 connects to it by GID"
 mkfifo "$dir/hold.in"
 timeout 120 "$HOLD" "$S2" "$S1" "$gid2" <"$dir/hold.in" >"$dir/hold.log" 2>&1 &
-pids="$pids $!"
+hold1=$!
+pids="$pids $hold1"
 exec 9>"$dir/hold.in"
 # sa_counter NAME: node 1's counter.
 sa_counter() {
@@ -217,6 +218,27 @@ assert r["dgid"] == sys.argv[2], r
 assert 1 <= r["expires_s"] <= 600 and r["age_s"] <= 120, r
 assert r["mtu"] in (256, 512, 1024, 2048, 4096), r
 ' "$dir/one.json" "$gid2" "$lid2"
+	# The same destination again (the first holder gone, its listener
+	# with it): the CONNECT finds the cache's answer and its REQ goes at
+	# once, a hit. (Node 2 rejects that REQ as stale, its QP numbers
+	# being the first connection's, still in timewait: the hit is the
+	# point, not the connection.)
+	exec 9>&-
+	wait "$hold1"
+	timeout 120 "$HOLD" "$S2" "$S1" "$gid2" </dev/null >"$dir/hold2.log" 2>&1 &
+	pids="$pids $!"
+	for _ in $(seq 300); do
+		[ "$(sa_counter sa_cache_hits)" -gt 0 ] 2>/dev/null && break
+		sleep 0.1
+	done
+	"$CMCTL" -s "$S1" --json paths >"$dir/hit.json" 2>&1
+	py_check "a second connect to $gid2: one entry, 1 hit" '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert len(rows) == 1 and rows[0]["hits"] == 1, rows
+' "$dir/hit.json"
+	check "sa_cache_hits 1, sa_queries 1" test \
+		"$(sa_counter sa_cache_hits)/$(sa_counter sa_queries)" = 1/1
 	out=$("$CMCTL" -s "$S1" paths --flush 2>&1)
 	check "--flush: '$out'" test "$out" = "flushed 1 path cache entry"
 	check "paths --json is empty after --flush" sh -c "'$CMCTL' -s '$S1' \
