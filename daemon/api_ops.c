@@ -552,7 +552,8 @@ static int paths_one(void *ctx, const struct path_cache_entry *c)
 {
 	struct paths_walk *w = ctx;
 	const struct sa_path_rec *r = &c->recs[0];
-	const struct xport_port *p = xport_port(w->cmd->xport, c->port);
+	const struct xport_port *p =
+		w->cmd->xport ? xport_port(w->cmd->xport, c->port) : NULL;
 	struct cmp_path_entry *e;
 
 	if (w->seen++ < w->skip)
@@ -562,7 +563,10 @@ static int paths_one(void *ctx, const struct path_cache_entry *c)
 		return 1;
 	}
 	e = &w->out->entries[w->out->count++];
-	snprintf(e->dev_name, sizeof(e->dev_name), "%s", p ? p->dev : "?");
+	/* Entries are only ever of served ports; "?"/1 keeps the entry one
+	 * the decoder takes should that change. */
+	snprintf(e->dev_name, sizeof(e->dev_name), "%s",
+		 p && p->dev[0] ? p->dev : "?");
 	e->port_num = p && p->port_num ? p->port_num : 1;
 	e->port_index = c->port;
 	memcpy(e->asked_dgid, c->want.dgid, CM_GID_SIZE);
