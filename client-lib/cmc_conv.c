@@ -526,6 +526,35 @@ void cmc_port_info_from_cmp(struct cmc_port_info *dst,
 	}
 }
 
+void cmc_path_entry_from_cmp(struct cmc_path_entry *dst,
+			     const struct cmp_path_entry *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	CMC_NAME(dst->dev_name, src->dev_name);
+	dst->port_index = src->port_index;
+	dst->port_num = src->port_num;
+	dst->asked_dlid = src->asked_dlid;
+	CMC_BYTES(dst->asked_dgid, src->asked_dgid);
+	CMC_BYTES(dst->sgid, src->sgid);
+	CMC_BYTES(dst->dgid, src->dgid);
+	dst->slid = src->slid;
+	dst->dlid = src->dlid;
+	dst->pkey = src->pkey;
+	dst->sl = src->sl;
+	dst->mtu = src->mtu;
+	dst->rate = src->rate;
+	dst->packet_life_time = src->packet_life_time;
+	dst->hop_limit = src->hop_limit;
+	dst->tclass = src->tclass;
+	dst->flow_label = src->flow_label;
+	dst->has_alt = src->has_alt;
+	dst->alt_slid = src->alt_slid;
+	dst->alt_dlid = src->alt_dlid;
+	dst->age_s = src->age_s;
+	dst->expires_s = src->expires_s;
+	dst->hits = src->hits;
+}
+
 void cmc_daemon_info_from_cmp(struct cmc_daemon_info *dst,
 			      const struct cmp_hello_reply *src)
 {

@@ -79,6 +79,8 @@ _Static_assert(CMC_REQ_PRIVATE_DATA_SIZE == CM_REQ_PRIVATE_DATA_SIZE &&
 		       CMC_LIST_BATCH_MAX == CMP_LIST_BATCH_MAX &&
 		       CMC_COUNTERS_BATCH_MAX == CMP_COUNTERS_BATCH_MAX &&
 		       CMC_PORTS_BATCH_MAX == CMP_PORTS_BATCH_MAX &&
+		       CMC_PATHS_BATCH_MAX == CMP_PATHS_BATCH_MAX &&
+		       CMC_PATHS_FLUSH == CMP_PATHS_FLUSH &&
 		       CMC_PORT_GIDS == CMP_PORT_GIDS &&
 		       CMC_DEV_NAME_SIZE == CMP_DEV_NAME_SIZE &&
 		       CMC_NAME_MAX + 1 == CMP_CLIENT_NAME_SIZE,
@@ -407,6 +409,8 @@ void cmc_counter_from_cmp(struct cmc_counter *dst,
 			  const struct cmp_counter *src);
 void cmc_port_info_from_cmp(struct cmc_port_info *dst,
 			    const struct cmp_port_entry *src);
+void cmc_path_entry_from_cmp(struct cmc_path_entry *dst,
+			     const struct cmp_path_entry *src);
 void cmc_daemon_info_from_cmp(struct cmc_daemon_info *dst,
 			      const struct cmp_hello_reply *src);
 void cmc_ch_release_fds(struct cmc_channel *ch);

@@ -661,6 +661,56 @@ CMC_EXPORT int cmc_ports(struct cmc_channel *ch, uint64_t *cursor,
 	return (int)ch->reply.ports_reply.count;
 }
 
+/* PATHS: one request, a flush first when flags ask for one. */
+static int cmc_paths_req(struct cmc_channel *ch, uint32_t flags,
+			 uint16_t port_index, uint64_t cursor)
+{
+	struct cmp_msg *m = cmc_req(ch, CMP_TYPE_PATHS);
+
+	m->paths.cursor = cursor;
+	m->paths.flags = flags;
+	m->paths.port_index = port_index;
+	return cmc_request(ch);
+}
+
+CMC_EXPORT int cmc_paths(struct cmc_channel *ch, unsigned int flags,
+			 uint64_t *cursor, struct cmc_path_entry *entries)
+{
+	const struct cmp_paths_reply *r = &ch->reply.paths_reply;
+	int ret;
+
+	if (ch->err)
+		return ch->err;
+	if ((flags & ~CMC_PATHS_FLUSH) ||
+	    ((flags & CMC_PATHS_FLUSH) && *cursor))
+		return -EINVAL;
+	ret = cmc_paths_req(ch, flags, 0, *cursor);
+	if (ret)
+		return ret;
+	*cursor = r->next_cursor;
+	for (uint32_t i = 0; i < r->count; i++)
+		cmc_path_entry_from_cmp(&entries[i], &r->entries[i]);
+	return (int)r->count;
+}
+
+CMC_EXPORT int cmc_paths_flush(struct cmc_channel *ch, int port_index)
+{
+	int ret;
+
+	if (ch->err)
+		return ch->err;
+	if (port_index > UINT16_MAX)
+		return -EINVAL;
+	ret = cmc_paths_req(
+		ch, CMP_PATHS_FLUSH | (port_index >= 0 ? CMP_PATHS_PORT : 0),
+		port_index >= 0 ? (uint16_t)port_index : 0, 0);
+	if (ret)
+		return ret;
+	return ch->reply.paths_reply.flushed > INT32_MAX ?
+		       INT32_MAX :
+		       (int)ch->reply.paths_reply.flushed;
+}
+
 CMC_EXPORT const char *cmc_state_str(enum cmc_state state)
 {
 	if (state > CMC_STATE_SIDR_REQ_RCVD)

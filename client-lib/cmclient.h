@@ -1214,6 +1214,66 @@ struct cmc_port_info {
 int cmc_ports(struct cmc_channel *ch, uint64_t *cursor,
 	      struct cmc_port_info *entries);
 
+/* The daemon's cache of the SA's PathRecords (for cmctl paths). */
+#define CMC_PATHS_BATCH_MAX 25
+#define CMC_PATHS_FLUSH 0x1u /* cmc_paths(): flush every port's first */
+/*
+ * One cached answer of the SA: the port it was asked from (cmc_port_info's
+ * port_index, dev_name and port_num), what was asked (by LID when
+ * asked_dlid is not 0, else by the GID asked_dgid), the primary path
+ * record's fields, the alternate's LIDs when the SA gave one (has_alt 1),
+ * and the entry's age, the seconds until it expires (0: never) and how
+ * many connects it served. GIDs in network order. reserved is zero.
+ */
+struct cmc_path_entry {
+	char dev_name[CMC_DEV_NAME_SIZE];
+	uint16_t port_index;
+	uint8_t port_num;
+	uint16_t asked_dlid;
+	uint8_t asked_dgid[CMC_GID_SIZE];
+	uint8_t sgid[CMC_GID_SIZE];
+	uint8_t dgid[CMC_GID_SIZE];
+	uint16_t slid;
+	uint16_t dlid;
+	uint16_t pkey;
+	uint8_t sl;
+	uint8_t mtu; /* enum ibv_mtu */
+	uint8_t rate; /* IBTA static rate code, as enum ibv_rate */
+	uint8_t packet_life_time; /* exponent: 4.096 us * 2^n */
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint32_t flow_label;
+	uint8_t has_alt;
+	uint16_t alt_slid;
+	uint16_t alt_dlid;
+	uint32_t age_s;
+	uint32_t expires_s;
+	uint64_t hits;
+	uint64_t reserved[4];
+};
+
+/*
+ * One batch of the daemon's path cache (every client may ask), walked
+ * like cmc_ports(); entries must hold CMC_PATHS_BATCH_MAX. The cache
+ * changes as the SA answers and entries expire, so a walk may skip or
+ * repeat an entry that came or went meanwhile. flags: 0, or
+ * CMC_PATHS_FLUSH with *cursor 0 to flush every port's entries first
+ * (root and the daemon's admin group only: -EPERM for others), the batch
+ * then being what is left. Returns the number of entries filled
+ * (0..CMC_PATHS_BATCH_MAX) or an error; -EINVAL for unknown flags or
+ * CMC_PATHS_FLUSH with a cursor.
+ */
+int cmc_paths(struct cmc_channel *ch, unsigned int flags, uint64_t *cursor,
+	      struct cmc_path_entry *entries);
+
+/*
+ * Flush the daemon's path cache: every port's (port_index < 0) or one
+ * port's (a cmc_port_info's port_index), so the next connects ask the SA
+ * again. Root and the daemon's admin group only (-EPERM). Returns how many
+ * entries went, or -ENODEV (no such port), -EINVAL (port_index > 65535).
+ */
+int cmc_paths_flush(struct cmc_channel *ch, int port_index);
+
 /* "ESTABLISHED", ... ("UNKNOWN" outside the enum). */
 const char *cmc_state_str(enum cmc_state state);
 

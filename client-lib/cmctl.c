@@ -14,12 +14,14 @@
  *   cmctl [OPTIONS] ports          the ports the daemon serves
  *   cmctl [OPTIONS] capture start FILE | capture stop
  *                                  MAD capture at run time
+ *   cmctl [OPTIONS] paths [--flush [--port DEV/PORT]]
+ *                                  the SA path cache; flush it
  *
  * OPTIONS: -s SOCKET, --json, --timeout SECONDS. An unprivileged user
  * sees its own ids and its own (--client) counters; root and the
  * daemon's admin group see every client's ids, the global and per-port
- * counters, and may start and stop a capture. Ports are the same for
- * everyone.
+ * counters, and may start and stop a capture or flush the path cache.
+ * Ports and cached paths are the same for everyone.
  *
  * Exit status: 0 done, 1 the daemon refused or could not be reached, 2
  * a mistake on the command line, 3 no answer within the timeout.
@@ -67,6 +69,7 @@ static void usage(FILE *f)
 		"       cmctl [OPTIONS] metrics [--port DEV/PORT | --client]\n"
 		"               [--format openmetrics|prometheus]\n"
 		"       cmctl [OPTIONS] capture start FILE | capture stop\n"
+		"       cmctl [OPTIONS] paths [--flush [--port DEV/PORT]]\n"
 		"       cmctl --help | --version\n"
 		"options:\n"
 		"  -s, --socket PATH      the daemon's socket (default: "
@@ -119,8 +122,11 @@ int cmctl_failed(const char *what, int err)
 	else
 		fprintf(stderr, "cmctl: %s: %s", what, cmc_strerror(err));
 	fprintf(stderr, "%s\n",
-		err == -EPERM  ? " (root or the daemon's admin group only; "
-				 "try --client)" :
+		err == -EPERM && !strncmp(what, "counters", 8) ?
+			" (root or the daemon's admin group only; try "
+			"--client)" :
+		err == -EPERM && !*why ?
+			" (root or the daemon's admin group only)" :
 		err == -EPROTO ? " (a cmd older or newer than this cmctl? "
 				 "restart cmd after an upgrade)" :
 				 "");
@@ -263,7 +269,7 @@ static json_object *cmctl_json_hex(uint64_t v, int width)
 	return json_object_new_string(buf);
 }
 
-static void cmctl_json_print(json_object *o)
+void cmctl_json_print(json_object *o)
 {
 	puts(json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
@@ -641,6 +647,7 @@ enum cmctl_cmd {
 	CMCTL_METRICS,
 	CMCTL_PORTS,
 	CMCTL_CAPTURE,
+	CMCTL_PATHS,
 	CMCTL_CMD__COUNT,
 };
 
@@ -653,6 +660,7 @@ static const char *const cmd_names[CMCTL_CMD__COUNT] = {
 	[CMCTL_METRICS] = "metrics",
 	[CMCTL_PORTS] = "ports",
 	[CMCTL_CAPTURE] = "capture",
+	[CMCTL_PATHS] = "paths",
 };
 
 static int cmd_lookup(const char *name)
@@ -685,6 +693,7 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "client", no_argument, NULL, 'C' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "flush", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -694,7 +703,7 @@ int main(int argc, char **argv)
 	char dev[CMC_DEV_NAME_SIZE] = "";
 	struct cmc_channel *ch;
 	uint8_t port = 0;
-	bool json = false, prometheus = false, format = false;
+	bool json = false, prometheus = false, format = false, flush = false;
 	int opt, rc, nargs, what;
 	char **args;
 
@@ -729,6 +738,9 @@ int main(int argc, char **argv)
 						 "or prometheus, not '%s'",
 						 optarg);
 			format = true;
+			break;
+		case 'F':
+			flush = true;
 			break;
 		case 'C':
 			scope = CMC_COUNTERS_CLIENT;
@@ -776,8 +788,14 @@ int main(int argc, char **argv)
 		return bad_usage("'%s' takes no arguments, not '%s'",
 				 cmd_names[what], args[0]);
 	}
-	if (scope_opt && what != CMCTL_COUNTERS && what != CMCTL_METRICS)
-		return bad_usage("%s goes with 'counters' and 'metrics' only",
+	if (flush && what != CMCTL_PATHS)
+		return bad_usage("--flush goes with 'paths' only");
+	if (what == CMCTL_PATHS && scope == CMC_COUNTERS_PORT && !flush)
+		return bad_usage("--port goes with 'paths --flush' only");
+	if (scope_opt && what != CMCTL_COUNTERS && what != CMCTL_METRICS &&
+	    (what != CMCTL_PATHS || scope != CMC_COUNTERS_PORT))
+		return bad_usage("%s goes with 'counters', 'metrics' and "
+				 "'paths --flush' only",
 				 scope_opt);
 	if (format && what != CMCTL_METRICS)
 		return bad_usage("--format goes with 'metrics' only");
@@ -834,6 +852,10 @@ int main(int argc, char **argv)
 		break;
 	case CMCTL_CAPTURE:
 		rc = capture(ch, nargs, args, json);
+		break;
+	case CMCTL_PATHS:
+		rc = cmctl_paths(ch, json, flush,
+				 scope == CMC_COUNTERS_PORT ? dev : NULL, port);
 		break;
 	case CMCTL_CMD__COUNT:
 		rc = CMCTL_EXIT_USAGE;

@@ -19,6 +19,10 @@ const struct cmc_port_info *cmctl_port(unsigned int i);
 
 void cmctl_gid_str(const uint8_t gid[16], char *buf, size_t size);
 
+/* Print a JSON value (json-c's) as every verb does, and drop it. */
+struct json_object;
+void cmctl_json_print(struct json_object *o);
+
 /* DEV/PORT (or the old DEV:PORT) into dev and *port; -1 if it is not. */
 int cmctl_parse_port(const char *arg, char *dev, size_t size, uint8_t *port);
 
@@ -27,5 +31,10 @@ int cmctl_parse_port(const char *arg, char *dev, size_t size, uint8_t *port);
  * port's. Returns the exit status. */
 int cmctl_metrics(struct cmc_channel *ch, enum cmc_counter_scope scope,
 		  const char *dev, uint8_t port, bool prometheus);
+
+/* `cmctl paths`: the path cache; with flush, flush it (dev NULL: every
+ * port). Returns the exit status. */
+int cmctl_paths(struct cmc_channel *ch, bool json, bool flush, const char *dev,
+		uint8_t port);
 
 #endif

@@ -952,6 +952,11 @@ API_HANDLER(resume)
 	return -EPROTO;
 }
 
+API_HANDLER(paths)
+{
+	return api_ops_paths(cmd, c, &req->paths, &reply->paths_reply);
+}
+
 typedef int api_handler_fn(struct cmd *cmd, struct srv_client *c,
 			   struct api_id *a, const struct cmp_msg *req,
 			   struct cmp_msg *reply, uint64_t now);

@@ -35,5 +35,7 @@ int api_ops_capture(struct cmd *cmd, struct srv_client *c,
 		    const struct cmp_capture *r);
 int api_ops_ports(struct cmd *cmd, const struct cmp_ports *r,
 		  struct cmp_ports_reply *out);
+int api_ops_paths(struct cmd *cmd, struct srv_client *c,
+		  const struct cmp_paths *r, struct cmp_paths_reply *out);
 
 #endif

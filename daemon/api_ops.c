@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * ops: what the daemon tells about itself -- LIST (ids, listeners,
- * connections), COUNTERS (global, per port, per client), PORTS, and
- * CAPTURE start and stop -- and who may see how much of it (root, the
- * admin group, everyone for their own).
+ * connections), COUNTERS (global, per port, per client), PORTS,
+ * CAPTURE start and stop, PATHS (the SA path cache, and its flush) --
+ * and who may see how much of it (root, the admin group, everyone for
+ * their own).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -529,5 +530,114 @@ int api_ops_ports(struct cmd *cmd, const struct cmp_ports *r,
 			port_entry(p, &out->entries[out->count++]);
 	}
 	out->next_cursor = i < n ? i : 0;
+	return 0;
+}
+
+/* The walk of PATHS: skip the first skip live entries, then fill. */
+struct paths_walk {
+	struct cmd *cmd;
+	struct cmp_paths_reply *out;
+	uint64_t skip, seen, now;
+	bool more; /* an entry after the batch: the walk goes on */
+};
+
+static uint32_t secs_of(uint64_t ns, bool round_up)
+{
+	uint64_t s = (ns + (round_up ? 999999999u : 0)) / 1000000000u;
+
+	return s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+}
+
+static int paths_one(void *ctx, const struct path_cache_entry *c)
+{
+	struct paths_walk *w = ctx;
+	const struct sa_path_rec *r = &c->recs[0];
+	const struct xport_port *p =
+		w->cmd->xport ? xport_port(w->cmd->xport, c->port) : NULL;
+	struct cmp_path_entry *e;
+
+	if (w->seen++ < w->skip)
+		return 0;
+	if (w->out->count == CMP_PATHS_BATCH_MAX) {
+		w->more = true;
+		return 1;
+	}
+	e = &w->out->entries[w->out->count++];
+	/* Entries are only ever of served ports; "?"/1 keeps the entry one
+	 * the decoder takes should that change. */
+	snprintf(e->dev_name, sizeof(e->dev_name), "%s",
+		 p && p->dev[0] ? p->dev : "?");
+	e->port_num = p && p->port_num ? p->port_num : 1;
+	e->port_index = c->port;
+	memcpy(e->asked_dgid, c->want.dgid, CM_GID_SIZE);
+	e->asked_dlid = c->want.dlid;
+	memcpy(e->sgid, r->sgid, CM_GID_SIZE);
+	memcpy(e->dgid, r->dgid, CM_GID_SIZE);
+	e->slid = r->slid;
+	e->dlid = r->dlid;
+	e->pkey = r->pkey;
+	e->sl = r->sl & CMP_SL_MAX;
+	e->mtu = r->mtu <= CM_MTU_4096 ? r->mtu : 0;
+	e->rate = r->rate & CMP_RATE_MAX;
+	e->packet_life_time = r->packet_life_time & CMP_PACKET_LIFE_TIME_MAX;
+	e->hop_limit = r->hop_limit;
+	e->tclass = r->tclass;
+	e->flow_label = r->flow_label & CMP_FLOW_LABEL_MAX;
+	if (c->n > 1) {
+		e->has_alt = 1;
+		e->alt_slid = c->recs[1].slid;
+		e->alt_dlid = c->recs[1].dlid;
+	}
+	e->age_s = secs_of(w->now > c->born ? w->now - c->born : 0, false);
+	/* --path-lifetime 0: never; else what is left, at least 1 (the walk
+	 * passes only live entries). */
+	if (w->cmd->cfg.sa.lifetime_s)
+		e->expires_s = c->expires > w->now ?
+				       secs_of(c->expires - w->now, true) :
+				       1;
+	e->hits = c->hits;
+	return 0;
+}
+
+/*
+ * ops: PATHS. Reading is for every client, as PORTS is: a path record
+ * is what the SA tells anyone who asks, no secret. Flushing drops what
+ * every client's connects would use, so it is for root and the admin
+ * group, as CAPTURE is. The cache is a hash table, so the cursor is the
+ * number of live entries already sent: a walk racing with answers,
+ * expiries or flushes may skip or repeat an entry (as LIST may).
+ */
+int api_ops_paths(struct cmd *cmd, struct srv_client *c,
+		  const struct cmp_paths *r, struct cmp_paths_reply *out)
+{
+	struct paths_walk w = {
+		.cmd = cmd, .out = out, .skip = r->cursor, .now = cmd_now()
+	};
+	int port = -1;
+
+	if (r->flags & CMP_PATHS_FLUSH) {
+		if (!may_see_all(cmd, c))
+			return refuse(-EPERM, "paths: flushing the path cache "
+					      "is for root and the admin "
+					      "group");
+		if (r->flags & CMP_PATHS_PORT) {
+			if (!cmd->xport ||
+			    !xport_port(cmd->xport, r->port_index))
+				return refuse(-ENODEV,
+					      "paths: no port with index %u",
+					      r->port_index);
+			port = r->port_index;
+		}
+		out->flushed = cmd->sa ? sa_paths_flush(cmd->sa, port) : 0;
+		log_notice("client %llu (%s, pid %d uid %u): path cache "
+			   "flushed (%s): %u entries",
+			   (unsigned long long)srv_client_serial(c),
+			   srv_client_name(c), (int)srv_client_pid(c),
+			   (unsigned int)srv_client_uid(c),
+			   port < 0 ? "every port" : "one port", out->flushed);
+	}
+	if (cmd->sa)
+		sa_paths_walk(cmd->sa, paths_one, &w);
+	out->next_cursor = w.more ? w.skip + out->count : 0;
 	return 0;
 }

@@ -967,6 +967,59 @@ static int cmp_check_resume(const struct cmp_msg *msg, const char **why)
 	return 0;
 }
 
+static int cmp_check_paths(const struct cmp_msg *msg, const char **why)
+{
+	const struct cmp_paths *m = &msg->paths;
+
+	if (m->flags & ~CMP_PATHS_FLAGS)
+		CMP_BAD("PATHS flags unknown");
+	if ((m->flags & CMP_PATHS_PORT) && !(m->flags & CMP_PATHS_FLUSH))
+		CMP_BAD("PATHS port without FLUSH");
+	if (!(m->flags & CMP_PATHS_PORT) && m->port_index)
+		CMP_BAD("PATHS port index without the PORT flag");
+	if ((m->flags & CMP_PATHS_FLUSH) && m->cursor)
+		CMP_BAD("PATHS FLUSH with a cursor");
+	CMP_RSVD(m->rsvd0, "PATHS");
+	return 0;
+}
+
+static int cmp_check_path_entry(const struct cmp_path_entry *e,
+				const char **why)
+{
+	CMP_STR(e->dev_name, "PATHS_REPLY entry device name");
+	if (!e->dev_name[0])
+		CMP_BAD("PATHS_REPLY entry device name empty");
+	if (e->port_num == 0)
+		CMP_BAD("PATHS_REPLY entry port number zero");
+	CMP_MAX(e->flow_label, CMP_FLOW_LABEL_MAX,
+		"PATHS_REPLY entry flow label");
+	CMP_MAX(e->sl, CMP_SL_MAX, "PATHS_REPLY entry SL");
+	CMP_MAX(e->mtu, CM_MTU_4096, "PATHS_REPLY entry MTU");
+	CMP_MAX(e->rate, CMP_RATE_MAX, "PATHS_REPLY entry rate");
+	CMP_MAX(e->packet_life_time, CMP_PACKET_LIFE_TIME_MAX,
+		"PATHS_REPLY entry packet life time");
+	CMP_BOOL(e->has_alt, "PATHS_REPLY entry alternate flag");
+	if (!e->has_alt && (e->alt_slid || e->alt_dlid))
+		CMP_BAD("PATHS_REPLY entry alternate LIDs without an "
+			"alternate");
+	CMP_RSVD(e->rsvd0, "PATHS_REPLY entry");
+	return 0;
+}
+
+static int cmp_check_paths_reply(const struct cmp_msg *msg, const char **why)
+{
+	const struct cmp_paths_reply *m = &msg->paths_reply;
+
+	CMP_RSVD(m->rsvd0, "PATHS_REPLY");
+	for (uint32_t i = 0; i < m->count; i++) {
+		int ret = cmp_check_path_entry(&m->entries[i], why);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * The message types, from cmp_msgs.def: each request and its reply, and
  * EVENT. The reply's size, checker and batch fields come from its kind.

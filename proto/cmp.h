@@ -469,8 +469,8 @@ struct cmp_path_set {
  */
 
 /*
- * Requests. Every request but HELLO, CREATE_ID, LIST, COUNTERS and PORTS
- * names an existing id of the same client as its first member; id 0 is
+ * Requests. Every request but HELLO, CREATE_ID, LIST, COUNTERS, PORTS and
+ * PATHS names an existing id of the same client as its first member; id 0 is
  * refused, except in CONNECT, where it asks for a new id (struct
  * cmp_connect).
  */
@@ -1092,6 +1092,77 @@ struct cmp_session_reply {
  */
 struct cmp_resume {
 	uint8_t token[CMP_TOKEN_SIZE];
+};
+
+/*
+ * PATHS: walk the daemon's path cache (the SA's PathRecords, kept for
+ * --path-lifetime), in batches; cursor as for LIST, but the cache is a
+ * hash table that changes as answers come and go, so the cursor counts
+ * live entries and a walk racing with changes may skip or repeat one.
+ * Path records are no secret (any client's connect would get the same
+ * answer from the SA), so every client may read them. CMP_PATHS_FLUSH
+ * first drops the cache's entries -- every port's, or with CMP_PATHS_PORT
+ * only port_index's (a PORTS entry's port_index; -ENODEV if no port has
+ * it) -- and is for root and the daemon's admin group only (-EPERM), with
+ * cursor 0; the reply's flushed says how many went, and the batch is
+ * what is left after the flush.
+ */
+#define CMP_PATHS_FLUSH 0x1u
+#define CMP_PATHS_PORT 0x2u /* with FLUSH: only port_index's entries */
+#define CMP_PATHS_FLAGS (CMP_PATHS_FLUSH | CMP_PATHS_PORT)
+
+struct cmp_paths {
+	uint64_t cursor;
+	uint32_t flags; /* CMP_PATHS_* */
+	uint16_t port_index; /* CMP_PATHS_PORT only, else 0 */
+	uint16_t rsvd0;
+};
+
+/*
+ * One cached answer: the port it was asked from, what was asked (by LID
+ * when asked_dlid is not 0, else by asked_dgid), the primary record's
+ * fields, the alternate's LIDs when the SA gave one (has_alt), the
+ * entry's age and the seconds until it expires (0: never, --path-lifetime
+ * 0), and how many connects it served. GIDs in network order.
+ */
+struct cmp_path_entry {
+	char dev_name[CMP_DEV_NAME_SIZE];
+	uint8_t asked_dgid[CM_GID_SIZE];
+	uint8_t sgid[CM_GID_SIZE];
+	uint8_t dgid[CM_GID_SIZE];
+	uint64_t hits;
+	uint32_t age_s;
+	uint32_t expires_s;
+	uint32_t flow_label; /* 20 bits */
+	uint16_t port_index;
+	uint16_t asked_dlid;
+	uint16_t slid;
+	uint16_t dlid;
+	uint16_t pkey;
+	uint16_t alt_slid; /* has_alt only, else 0 */
+	uint16_t alt_dlid;
+	uint8_t port_num; /* 1-based, on dev_name */
+	uint8_t sl; /* 4 bits */
+	uint8_t mtu; /* enum cm_mtu */
+	uint8_t rate; /* IBTA Table 224 code, 6 bits */
+	uint8_t packet_life_time; /* 6 bits */
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint8_t has_alt; /* 0 or 1 */
+	uint8_t rsvd0[6];
+};
+
+/* As many entries as fit in CMP_MSG_MAX with the header and fixed part. */
+#define CMP_PATHS_BATCH_MAX 25
+
+/* PATHS_REPLY: sized by count, like LIST_REPLY. */
+struct cmp_paths_reply {
+	int32_t status;
+	uint32_t count;
+	uint64_t next_cursor;
+	uint32_t flushed; /* CMP_PATHS_FLUSH: entries dropped, else 0 */
+	uint32_t rsvd0;
+	struct cmp_path_entry entries[CMP_PATHS_BATCH_MAX];
 };
 
 /*

@@ -164,6 +164,13 @@ CMP_ASSERT_OFF(cmp_event, status, 8);
 CMP_ASSERT_OFF(cmp_event, context, 16);
 CMP_ASSERT_OFF(cmp_event, req_received, 24);
 
+CMP_ASSERT_SIZE(cmp_paths, 16);
+CMP_ASSERT_SIZE(cmp_path_entry, 160);
+CMP_ASSERT_OFF(cmp_path_entry, hits, 112);
+CMP_ASSERT_OFF(cmp_path_entry, port_index, 132);
+CMP_ASSERT_OFF(cmp_path_entry, port_num, 146);
+CMP_ASSERT_OFF(cmp_path_entry, rsvd0, 154);
+CMP_ASSERT_OFF(cmp_paths_reply, entries, 24);
 CMP_ASSERT_OFF(cmp_msg, body, 16);
 CMP_ASSERT_SIZE(cmp_msg, CMP_MSG_MAX);
 /* A full batch fits; one entry more would not. */
@@ -188,6 +195,12 @@ _Static_assert(CMP_BATCH_BYTES(cmp_ports_reply, cmp_port_entry,
 _Static_assert(CMP_BATCH_BYTES(cmp_ports_reply, cmp_port_entry,
 			       CMP_PORTS_BATCH_MAX + 1) > CMP_MSG_MAX,
 	       "PORTS batches are as large as they can be");
+_Static_assert(CMP_BATCH_BYTES(cmp_paths_reply, cmp_path_entry,
+			       CMP_PATHS_BATCH_MAX) <= CMP_MSG_MAX,
+	       "a full PATHS batch fits");
+_Static_assert(CMP_BATCH_BYTES(cmp_paths_reply, cmp_path_entry,
+			       CMP_PATHS_BATCH_MAX + 1) > CMP_MSG_MAX,
+	       "PATHS batches are as large as they can be");
 #undef CMP_BATCH_BYTES
 
 #undef CMP_ASSERT_SIZE

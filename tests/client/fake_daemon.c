@@ -386,6 +386,45 @@ static void fake_default(struct fake *f, const struct cmp_msg *req)
 		}
 		fake_reply(f, req, f->status[type], &r);
 		return;
+	case CMP_TYPE_PATHS:
+		/* Two cached paths, the second with an alternate; a flush
+		 * reports 5 entries gone (a PORT flush: the port index). */
+		r.paths_reply.count = 2;
+		r.paths_reply.next_cursor = req->paths.cursor ? 0 : 2;
+		if (req->paths.flags & CMP_PATHS_FLUSH)
+			r.paths_reply.flushed =
+				req->paths.flags & CMP_PATHS_PORT ?
+					req->paths.port_index :
+					5;
+		for (unsigned int i = 0; i < 2; i++) {
+			struct cmp_path_entry *e = &r.paths_reply.entries[i];
+
+			snprintf(e->dev_name, sizeof(e->dev_name), "fake%u", i);
+			e->port_index = (uint16_t)i;
+			e->port_num = 1;
+			e->asked_dlid = i ? 0 : 0x21;
+			e->asked_dgid[0] = i ? 0xfe : 0;
+			e->sgid[15] = 0x11;
+			e->dgid[15] = (uint8_t)(0x21 + i);
+			e->slid = 0x11;
+			e->dlid = (uint16_t)(0x21 + i);
+			e->pkey = 0xffff;
+			e->sl = 3;
+			e->mtu = CM_MTU_4096;
+			e->rate = 16;
+			e->packet_life_time = 18;
+			e->hop_limit = 64;
+			e->tclass = 0x20;
+			e->flow_label = 0xabcde;
+			e->has_alt = (uint8_t)i;
+			e->alt_slid = i ? 0x12 : 0;
+			e->alt_dlid = i ? 0x23 : 0;
+			e->age_s = 7;
+			e->expires_s = i ? 0 : 1793;
+			e->hits = 0x100000000ULL + i;
+		}
+		fake_reply(f, req, f->status[type], &r);
+		return;
 	default:
 		fake_reply(f, req,
 			   type <= CMP_TYPE_REQUEST_MAX ? f->status[type] :

@@ -531,6 +531,80 @@ static void test_ports(void **state)
 	assert_int_equal(cmc_ports(x->ch, &cursor, p), 2);
 }
 
+/* PATHS: every member copied, reserved zero, flushes by flag and port. */
+static void test_paths(void **state)
+{
+	struct fx *x = *state;
+	struct cmc_path_entry p[CMC_PATHS_BATCH_MAX];
+	const struct cmp_msg *m;
+	uint64_t cursor = 0;
+
+	memset(p, 0xa5, sizeof(p));
+	assert_int_equal(cmc_paths(x->ch, 0, &cursor, p), 2);
+	assert_int_equal(cursor, 2);
+	m = fake_last(x->f, CMP_TYPE_PATHS);
+	assert_int_equal(m->paths.flags, 0);
+	assert_string_equal(p[1].dev_name, "fake1");
+	assert_int_equal(p[0].asked_dlid, 0x21);
+	assert_int_equal(p[1].asked_dlid, 0);
+	assert_int_equal(p[1].asked_dgid[0], 0xfe);
+	assert_int_equal(p[1].port_index, 1);
+	assert_int_equal(p[1].port_num, 1);
+	assert_int_equal(p[1].sgid[15], 0x11);
+	assert_int_equal(p[1].dgid[15], 0x22);
+	assert_int_equal(p[1].slid, 0x11);
+	assert_int_equal(p[1].dlid, 0x22);
+	assert_int_equal(p[1].pkey, 0xffff);
+	assert_int_equal(p[1].sl, 3);
+	assert_int_equal(p[1].mtu, IBV_MTU_4096);
+	assert_int_equal(p[1].rate, IBV_RATE_100_GBPS);
+	assert_int_equal(p[1].packet_life_time, 18);
+	assert_int_equal(p[1].hop_limit, 64);
+	assert_int_equal(p[1].tclass, 0x20);
+	assert_int_equal(p[1].flow_label, 0xabcde);
+	assert_int_equal(p[1].has_alt, 1);
+	assert_int_equal(p[1].alt_slid, 0x12);
+	assert_int_equal(p[1].alt_dlid, 0x23);
+	assert_int_equal(p[0].has_alt, 0);
+	assert_int_equal(p[1].age_s, 7);
+	assert_int_equal(p[0].expires_s, 1793);
+	assert_int_equal(p[1].expires_s, 0);
+	assert_true(p[1].hits == 0x100000001ULL);
+	for (unsigned int i = 0; i < 4; i++)
+		assert_true(p[1].reserved[i] == 0);
+	assert_int_equal((uint8_t)p[2].dev_name[0], 0xa5);
+	assert_int_equal(cmc_paths(x->ch, 0, &cursor, p), 2);
+	assert_int_equal(fake_last(x->f, CMP_TYPE_PATHS)->paths.cursor, 2);
+	assert_int_equal(cursor, 0);
+
+	/* Refused before anything is sent. */
+	assert_int_equal(cmc_paths(x->ch, 2, &cursor, p), -EINVAL);
+	cursor = 3;
+	assert_int_equal(cmc_paths(x->ch, CMC_PATHS_FLUSH, &cursor, p),
+			 -EINVAL);
+	assert_int_equal(cmc_paths_flush(x->ch, 65536), -EINVAL);
+	assert_int_equal(fake_count(x->f, CMP_TYPE_PATHS), 2);
+
+	cursor = 0;
+	assert_int_equal(cmc_paths(x->ch, CMC_PATHS_FLUSH, &cursor, p), 2);
+	assert_int_equal(fake_last(x->f, CMP_TYPE_PATHS)->paths.flags,
+			 CMP_PATHS_FLUSH);
+	assert_int_equal(cmc_paths_flush(x->ch, -1), 5);
+	m = fake_last(x->f, CMP_TYPE_PATHS);
+	assert_int_equal(m->paths.flags, CMP_PATHS_FLUSH);
+	assert_int_equal(m->paths.port_index, 0);
+	assert_int_equal(cmc_paths_flush(x->ch, 3), 3);
+	m = fake_last(x->f, CMP_TYPE_PATHS);
+	assert_int_equal(m->paths.flags, CMP_PATHS_FLUSH | CMP_PATHS_PORT);
+	assert_int_equal(m->paths.port_index, 3);
+
+	/* The daemon's refusal comes back as is; the channel lives on. */
+	x->f->status[CMP_TYPE_PATHS] = -EPERM;
+	assert_int_equal(cmc_paths_flush(x->ch, -1), -EPERM);
+	x->f->status[CMP_TYPE_PATHS] = 0;
+	assert_int_equal(cmc_paths(x->ch, 0, &cursor, p), 2);
+}
+
 /* A PORTS_REPLY the decoder refuses (a GID slot beyond n_gids set) kills
  * the channel with -EPROTO, like any malformed reply. */
 static bool bad_ports_hook(struct fake *f, const struct cmp_msg *req)
@@ -1071,6 +1145,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lap_apr_sidr, setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ports, setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_paths, setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ports_malformed, setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_query_list_counters, setup,

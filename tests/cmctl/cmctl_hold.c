@@ -3,14 +3,17 @@
  * cmctl_hold: one established RC connection between two daemons on the
  * simulated fabric, held open for cmctl to look at.
  *
- *   cmctl_hold SERVER_SOCKET CLIENT_SOCKET LID
+ *   cmctl_hold SERVER_SOCKET CLIENT_SOCKET LID|GID
  *
  * Listens on service id 0x1234 through SERVER_SOCKET, connects to it
- * from CLIENT_SOCKET over lid:LID (no GRH) with made-up QP numbers
+ * from CLIENT_SOCKET over lid:LID (no GRH), or by GID when the argument
+ * is one (it has a ':'; on IB the daemon asks the SA), with made-up QP
+ * numbers
  * 0x000abc (client) and 0x000def (server), accepts, sends the RTU, waits
  * for the server's ESTABLISHED, prints "established" and holds the
  * connection until its standard input closes. Exit 0, or 1 with why.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +65,7 @@ int main(int argc, char **argv)
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: cmctl_hold SERVER_SOCKET "
-				"CLIENT_SOCKET LID\n");
+				"CLIENT_SOCKET LID|GID\n");
 		return 2;
 	}
 	if ((rc = cmc_open(argv[1], "hold-server", &srv)) ||
@@ -75,8 +78,14 @@ int main(int argc, char **argv)
 		die("create", rc);
 	memset(&p, 0, sizeof(p));
 	p.service_id = SERVICE_ID;
-	p.dst.family = CMC_AF_LID;
-	p.dst.lid = (uint16_t)atoi(argv[3]);
+	if (strchr(argv[3], ':')) {
+		p.dst.family = CMC_AF_GID;
+		if (inet_pton(AF_INET6, argv[3], p.dst.addr) != 1)
+			die("GID", -EINVAL);
+	} else {
+		p.dst.family = CMC_AF_LID;
+		p.dst.lid = (uint16_t)atoi(argv[3]);
+	}
 	p.src.kind = CMC_SEL_ANY;
 	p.qp_num = 0xabc;
 	p.start_psn = 1;

@@ -252,6 +252,35 @@ static void build_port(struct cmp_port_entry *e, uint32_t i)
 	}
 }
 
+/* A PATHS_REPLY entry; i 1 has an alternate. */
+static void build_path_entry(struct cmp_path_entry *e, uint32_t i)
+{
+	snprintf(e->dev_name, sizeof(e->dev_name), "%s", i ? "mlx5_1" : "ib0");
+	e->port_index = (uint16_t)(3 + i);
+	e->port_num = 1;
+	e->asked_dlid = i ? 0 : 0x21;
+	if (i)
+		fill_bytes(e->asked_dgid, CM_GID_SIZE, 0x60);
+	fill_bytes(e->sgid, CM_GID_SIZE, 0x70);
+	fill_bytes(e->dgid, CM_GID_SIZE, 0x60);
+	e->slid = 0x11;
+	e->dlid = (uint16_t)(0x21 + i);
+	e->pkey = 0xffff;
+	e->sl = 15;
+	e->mtu = CM_MTU_4096;
+	e->rate = 16; /* 100 Gb/s */
+	e->packet_life_time = 63;
+	e->hop_limit = 255;
+	e->tclass = 0xa0;
+	e->flow_label = CMP_FLOW_LABEL_MAX;
+	e->has_alt = i ? 1 : 0;
+	e->alt_slid = i ? 0x12 : 0;
+	e->alt_dlid = i ? 0x23 : 0;
+	e->age_s = 10 + i;
+	e->expires_s = i ? 0 : 1790;
+	e->hits = 0x100000000ULL + i;
+}
+
 /* A valid message of the example's type, every field given a value. */
 static void build(struct cmp_msg *m, struct example ex)
 {
@@ -500,6 +529,17 @@ static void build(struct cmp_msg *m, struct example ex)
 		for (uint32_t i = 0; i < 2; i++)
 			build_port(&m->ports_reply.entries[i], i);
 		break;
+	case CMP_TYPE_PATHS:
+		m->paths.flags = CMP_PATHS_FLUSH | CMP_PATHS_PORT;
+		m->paths.port_index = 2;
+		break;
+	case CMP_TYPE_PATHS_REPLY:
+		m->paths_reply.count = 2;
+		m->paths_reply.next_cursor = 0x9999;
+		m->paths_reply.flushed = 7;
+		for (uint32_t i = 0; i < 2; i++)
+			build_path_entry(&m->paths_reply.entries[i], i);
+		break;
 	case CMP_TYPE_DESTROY_ID_REPLY:
 	case CMP_TYPE_SET_CONTEXT_REPLY:
 	case CMP_TYPE_LISTEN_REPLY:
@@ -727,6 +767,61 @@ static void test_hello_golden(void **state)
 	assert_string_equal(d.hello.name, "app");
 }
 
+static void test_paths_golden(void **state)
+{
+	/* PATHS flushing port 2, seq 5; then where a reply's fields lie. */
+	/* clang-format off */
+	static const uint8_t golden[] = {
+		0x01, 0x00,             /* version 1 */
+		0x1a, 0x00,             /* type PATHS */
+		0x20, 0x00, 0x00, 0x00, /* length 32 */
+		0x05, 0x00, 0x00, 0x00, /* seq */
+		0x00, 0x00, 0x00, 0x00, /* reserved */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* cursor */
+		0x03, 0x00, 0x00, 0x00, /* flags FLUSH | PORT */
+		0x02, 0x00,             /* port_index */
+		0x00, 0x00,             /* reserved */
+	};
+	/* clang-format on */
+	uint8_t buf[CMP_MSG_MAX];
+	const uint8_t *e = buf + 40; /* header, the reply's fixed part */
+	struct cmp_msg m, d;
+
+	(void)state;
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		skip();
+	cmp_msg_init(&m, CMP_TYPE_PATHS, 5);
+	m.paths.flags = CMP_PATHS_FLUSH | CMP_PATHS_PORT;
+	m.paths.port_index = 2;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), sizeof(golden));
+	assert_memory_equal(buf, golden, sizeof(golden));
+	assert_int_equal(cmp_decode(golden, sizeof(golden), &d, NULL), 0);
+	assert_int_equal(d.paths.port_index, 2);
+
+	cmp_msg_init(&m, CMP_TYPE_PATHS_REPLY, 5);
+	m.paths_reply.count = 1;
+	m.paths_reply.flushed = 9;
+	build_path_entry(&m.paths_reply.entries[0], 1);
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), 16 + 24 + 160);
+	assert_int_equal(buf[2], 0x9a); /* PATHS_REPLY */
+	assert_int_equal(buf[20], 1); /* count */
+	assert_int_equal(buf[32], 9); /* flushed */
+	assert_memory_equal(e, "mlx5_1\0", 7); /* dev_name */
+	assert_int_equal(e[64], 0x60); /* asked_dgid */
+	assert_int_equal(e[80], 0x70); /* sgid */
+	assert_int_equal(e[112], 1); /* hits, low byte first */
+	assert_int_equal(e[116], 1);
+	assert_int_equal(e[120], 11); /* age_s */
+	assert_int_equal(e[132], 4); /* port_index */
+	assert_int_equal(e[138], 0x22); /* dlid */
+	assert_int_equal(e[144], 0x23); /* alt_dlid */
+	assert_int_equal(e[146], 1); /* port_num */
+	assert_int_equal(e[147], 15); /* sl */
+	assert_int_equal(e[148], CM_MTU_4096);
+	assert_int_equal(e[149], 16); /* rate */
+	assert_int_equal(e[153], 1); /* has_alt */
+}
+
 static void test_ports_golden(void **state)
 {
 	/* PORTS from cursor 0x1122, seq 3; then where a reply's fields lie. */
@@ -834,6 +929,19 @@ static void assert_fields(const struct cmp_msg *a, const struct cmp_msg *b)
 		assert_string_equal(b->list_reply.entries[2].owner_comm,
 				    "proc2");
 		assert_true(b->list_reply.next_cursor == 0x6666);
+	} else if (a->hdr.type == CMP_TYPE_PATHS_REPLY) {
+		const struct cmp_path_entry *e = &b->paths_reply.entries[1];
+
+		assert_int_equal(b->paths_reply.count, 2);
+		assert_int_equal(b->paths_reply.flushed, 7);
+		assert_true(b->paths_reply.next_cursor == 0x9999);
+		assert_string_equal(e->dev_name, "mlx5_1");
+		assert_int_equal(e->dlid, 0x22);
+		assert_int_equal(e->alt_dlid, 0x23);
+		assert_int_equal(e->has_alt, 1);
+		assert_true(e->hits == 0x100000001ULL);
+		assert_int_equal(b->paths_reply.entries[0].asked_dlid, 0x21);
+		assert_int_equal(b->paths_reply.entries[0].expires_s, 1790);
 	} else if (a->hdr.type == CMP_TYPE_PORTS_REPLY) {
 		const struct cmp_port_entry *e = &b->ports_reply.entries[1];
 
@@ -1179,6 +1287,20 @@ static void test_full_batches(void **state)
 		"mlx5_0");
 
 	m.ports_reply.count = CMP_PORTS_BATCH_MAX + 1;
+	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), -EINVAL);
+
+	cmp_msg_init(&m, CMP_TYPE_PATHS_REPLY, 1);
+	m.paths_reply.count = CMP_PATHS_BATCH_MAX;
+	for (unsigned int i = 0; i < CMP_PATHS_BATCH_MAX; i++)
+		build_path_entry(&m.paths_reply.entries[i], i & 1);
+	n = cmp_encode(&m, buf, sizeof(buf));
+	assert_int_equal(n, 16 + 24 + 160 * CMP_PATHS_BATCH_MAX);
+	assert_true(n + 160 > CMP_MSG_MAX); /* one more would not fit */
+	assert_int_equal(cmp_decode(buf, (size_t)n, &d, NULL), 0);
+	assert_string_equal(
+		d.paths_reply.entries[CMP_PATHS_BATCH_MAX - 1].dev_name, "ib0");
+
+	m.paths_reply.count = CMP_PATHS_BATCH_MAX + 1;
 	assert_int_equal(cmp_encode(&m, buf, sizeof(buf)), -EINVAL);
 }
 
@@ -1652,6 +1774,19 @@ static void test_malformed_requests(void **state)
 	    "RESUME token is zero");
 	BAD(CMP_TYPE_COUNTERS, m->counters.dev_name[63] = 'x',
 	    "COUNTERS device name not zero after its NUL");
+
+	BAD(CMP_TYPE_PATHS, m->paths.flags = 4, "PATHS flags unknown");
+	BAD(CMP_TYPE_PATHS, m->paths.flags = 0x80000001u,
+	    "PATHS flags unknown");
+	BAD(CMP_TYPE_PATHS, m->paths.flags = CMP_PATHS_PORT,
+	    "PATHS port without FLUSH");
+	BAD(CMP_TYPE_PATHS, m->paths.flags = CMP_PATHS_FLUSH,
+	    "PATHS port index without the PORT flag");
+	BAD(CMP_TYPE_PATHS, (m->paths.flags = 0, m->paths.port_index = 1),
+	    "PATHS port index without the PORT flag");
+	BAD(CMP_TYPE_PATHS, m->paths.cursor = 1, "PATHS FLUSH with a cursor");
+	BAD(CMP_TYPE_PATHS, m->paths.rsvd0 = 1,
+	    "PATHS reserved bytes not zero");
 }
 
 static void test_malformed_replies(void **state)
@@ -1839,6 +1974,44 @@ static void test_malformed_replies(void **state)
 	    "PORTS_REPLY entry GID slot beyond n_gids not zero");
 	BAD(CMP_TYPE_PORTS_REPLY, m->ports_reply.entries[0].n_gids = 0,
 	    "PORTS_REPLY entry GID slot beyond n_gids not zero");
+
+	BAD(CMP_TYPE_PATHS_REPLY,
+	    (m->reply.status = -EPERM,
+	     bad_n = sizeof(m->hdr) + offsetof(struct cmp_paths_reply, entries),
+	     m->hdr.length = (uint32_t)bad_n),
+	    "reply body not zero after a failure");
+	BAD(CMP_TYPE_PATHS_REPLY,
+	    m->paths_reply.count = CMP_PATHS_BATCH_MAX + 1,
+	    "PATHS_REPLY count over the batch maximum");
+	BAD(CMP_TYPE_PATHS_REPLY, m->paths_reply.rsvd0 = 1,
+	    "PATHS_REPLY reserved bytes not zero");
+	BAD(CMP_TYPE_PATHS_REPLY, m->paths_reply.entries[1].rsvd0[5] = 1,
+	    "PATHS_REPLY entry reserved bytes not zero");
+	BAD(CMP_TYPE_PATHS_REPLY,
+	    memset(m->paths_reply.entries[0].dev_name, 0, CMP_DEV_NAME_SIZE),
+	    "PATHS_REPLY entry device name empty");
+	BAD(CMP_TYPE_PATHS_REPLY,
+	    m->paths_reply.entries[1].dev_name[CMP_DEV_NAME_SIZE - 1] = 'x',
+	    "PATHS_REPLY entry device name not zero after its NUL");
+	BAD(CMP_TYPE_PATHS_REPLY, m->paths_reply.entries[0].port_num = 0,
+	    "PATHS_REPLY entry port number zero");
+	BAD(CMP_TYPE_PATHS_REPLY,
+	    m->paths_reply.entries[0].flow_label = CMP_FLOW_LABEL_MAX + 1,
+	    "PATHS_REPLY entry flow label out of range");
+	BAD(CMP_TYPE_PATHS_REPLY, m->paths_reply.entries[0].sl = 16,
+	    "PATHS_REPLY entry SL out of range");
+	BAD(CMP_TYPE_PATHS_REPLY,
+	    m->paths_reply.entries[0].mtu = CM_MTU_4096 + 1,
+	    "PATHS_REPLY entry MTU out of range");
+	BAD(CMP_TYPE_PATHS_REPLY, m->paths_reply.entries[0].rate = 64,
+	    "PATHS_REPLY entry rate out of range");
+	BAD(CMP_TYPE_PATHS_REPLY,
+	    m->paths_reply.entries[0].packet_life_time = 64,
+	    "PATHS_REPLY entry packet life time out of range");
+	BAD(CMP_TYPE_PATHS_REPLY, m->paths_reply.entries[1].has_alt = 2,
+	    "PATHS_REPLY entry alternate flag not 0 or 1");
+	BAD(CMP_TYPE_PATHS_REPLY, m->paths_reply.entries[0].alt_dlid = 5,
+	    "PATHS_REPLY entry alternate LIDs without an alternate");
 
 	BAD(CMP_TYPE_COUNTERS_REPLY,
 	    m->counters_reply.count = CMP_COUNTERS_BATCH_MAX + 1,
@@ -2168,7 +2341,10 @@ static void test_names(void **state)
 	assert_string_equal(cmp_type_name(CMP_TYPE_PORTS), "PORTS");
 	assert_string_equal(cmp_type_name(CMP_TYPE_CAPTURE), "CAPTURE");
 	assert_string_equal(cmp_type_name(CMP_TYPE_RESUME), "RESUME");
-	assert_int_equal(CMP_TYPE_RESOLVE_ROUTE, CMP_TYPE_REQUEST_MAX);
+	assert_string_equal(cmp_type_name(CMP_TYPE_PATHS), "PATHS");
+	assert_int_equal(CMP_TYPE_RESOLVE_ROUTE, 0x19);
+	assert_int_equal(CMP_TYPE_PATHS, 0x1a);
+	assert_int_equal(CMP_TYPE_PATHS, CMP_TYPE_REQUEST_MAX);
 	assert_false(cmp_type_is_request(CMP_TYPE_REQUEST_MAX + 1));
 	assert_string_equal(cmp_type_name((enum cmp_type)0x7f), "unknown");
 	for (unsigned int e = CMP_EVENT_REQ_RECEIVED; e <= CMP_EVENT_MAX; e++) {
@@ -2236,6 +2412,7 @@ int main(void)
 		cmocka_unit_test(test_event_golden),
 		cmocka_unit_test(test_hello_golden),
 		cmocka_unit_test(test_ports_golden),
+		cmocka_unit_test(test_paths_golden),
 		cmocka_unit_test(test_roundtrip_all),
 		cmocka_unit_test(test_roundtrip_failed_replies),
 		cmocka_unit_test(test_reply_why),
