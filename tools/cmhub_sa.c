@@ -363,8 +363,8 @@ bool hub_sa_query(struct hub_sa *sa, const uint8_t in[SIM_MAD_SIZE],
 	}
 
 	sa_msg_path_rec(&req, 0, &q);
-	code = path_records(sa, &q, req.sa.comp_mask, requester, find, ctx,
-			    rec, &n);
+	code = path_records(sa, &q, req.sa.comp_mask, requester, find, ctx, rec,
+			    &n);
 	if (code) {
 		if (code == SA_ERR_NO_RECORDS)
 			sa->st.no_records++;

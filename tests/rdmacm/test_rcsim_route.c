@@ -33,8 +33,8 @@ static void hub_ctl(const char *opts)
 {
 	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd), "%s --ctl %s %s >/dev/null",
-		 getenv("CMHUB"), sim_fab.hub_sock, opts);
+	snprintf(cmd, sizeof(cmd), "%s --ctl %s %s >/dev/null", getenv("CMHUB"),
+		 sim_fab.hub_sock, opts);
 	if (system(cmd) != 0)
 		fail_msg("%s failed", cmd);
 }
