@@ -287,10 +287,23 @@ static int cmp_check_hello_reply(const struct cmp_msg *msg, const char **why)
 	return 0;
 }
 
+/* Where a CONNECT or RESOLVE_ROUTE goes, from where, and how. */
+static int cmp_check_ends(const struct cmp_addr *dst,
+			  const struct cmp_port_sel *src,
+			  const struct cmp_path_set *path, const char **why)
+{
+	int ret = cmp_check_addr(dst, why);
+
+	if (!ret)
+		ret = cmp_check_sel(src, why);
+	if (!ret)
+		ret = cmp_check_path_set(path, why);
+	return ret;
+}
+
 static int cmp_check_connect(const struct cmp_msg *msg, const char **why)
 {
 	const struct cmp_connect *m = &msg->connect;
-	int ret;
 
 	CMP_RANGE(m->local_qpn, 2, CMP_QPN_MAX, "CONNECT local QPN");
 	CMP_MAX(m->start_psn, CMP_PSN_MAX, "CONNECT starting PSN");
@@ -326,12 +339,7 @@ static int cmp_check_connect(const struct cmp_msg *msg, const char **why)
 		if (m->context)
 			CMP_BAD("CONNECT context set for an existing id");
 	}
-	ret = cmp_check_addr(&m->dst, why);
-	if (!ret)
-		ret = cmp_check_sel(&m->src, why);
-	if (!ret)
-		ret = cmp_check_path_set(&m->path, why);
-	return ret;
+	return cmp_check_ends(&m->dst, &m->src, &m->path, why);
 }
 
 static int cmp_check_accept(const struct cmp_msg *msg, const char **why)
@@ -405,15 +413,9 @@ static int cmp_check_sidr_req(const struct cmp_msg *msg, const char **why)
 static int cmp_check_resolve_route(const struct cmp_msg *msg, const char **why)
 {
 	const struct cmp_resolve_route *m = &msg->resolve_route;
-	int ret;
 
 	CMP_RSVD(m->rsvd0, "RESOLVE_ROUTE");
-	ret = cmp_check_addr(&m->dst, why);
-	if (!ret)
-		ret = cmp_check_sel(&m->src, why);
-	if (!ret)
-		ret = cmp_check_path_set(&m->path, why);
-	return ret;
+	return cmp_check_ends(&m->dst, &m->src, &m->path, why);
 }
 
 static int cmp_check_sidr_rep(const struct cmp_msg *msg, const char **why)
