@@ -72,6 +72,7 @@ sources() {
 	cm_mad) echo proto/cm_mad.c ;;
 	rdmacm) echo proto/rdmacm.c ;;
 	cmp) echo proto/cmp.c proto/cm_mad.c ;;
+	sa_client) echo daemon/sa_client.c proto/*.c -Idaemon ;;
 	# The CM engine as daemon/meson.build's engine_sources, proto, and
 	# the engine tests' fake fabric.
 	# log.c and refuse.c are daemon/meson.build's log_lib, and log.c
