@@ -443,7 +443,10 @@ static int mad_frame(const struct sa_msg *m, enum sa_rec_type rec,
 			  m->sa.attr_offset * 8u :
 			  rec_size;
 	need = SA_DATA_OFFSET + nrec * *stride;
-	if (need < SA_MAD_SIZE)
+	/* A table that fits one MAD is a whole MAD, unless the caller's
+	 * buffer is the reassembled length (56 bytes and the records), the
+	 * short form the decoder takes from the kernel and umad2sim. */
+	if (need < SA_MAD_SIZE && (!table || size >= SA_MAD_SIZE))
 		need = SA_MAD_SIZE;
 	if (size < need)
 		return -ENOSPC;

@@ -330,8 +330,9 @@ void sa_msg_init(struct sa_msg *m, enum sa_rec_type rec, uint8_t method,
  * they are. Records are laid at m->sa.attr_offset * 8 bytes for a
  * GetTableResp whose offset is at least a record, else at the record's
  * size. Returns the bytes written (256, or 56 + records for a table
- * longer than one MAD), -EINVAL for more than one record outside a
- * GetTableResp, or -ENOSPC when out is too small.
+ * longer than one MAD, or for a GetTableResp into a buffer shorter than
+ * 256: the reassembled form sa_mad_decode takes), -EINVAL for more than
+ * one record outside a GetTableResp, or -ENOSPC when out is too small.
  */
 int sa_path_mad_encode(const struct sa_msg *m, const struct sa_path_rec *recs,
 		       unsigned int nrec, uint8_t *out, size_t size);

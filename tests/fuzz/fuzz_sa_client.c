@@ -129,13 +129,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 1:
 		case 2: {
 			uint8_t mad[SA_MAD_SIZE];
-			size_t n = size - i < SA_MAD_SIZE ? size - i :
-							    SA_MAD_SIZE;
+			size_t n =
+				size - i < SA_MAD_SIZE ? size - i : SA_MAD_SIZE;
 
 			memcpy(mad, data + i, n);
 			i += n;
 			if (op == 1 && n >= 16 && ntid)
-				memcpy(mad + 12, &last_tid[arg % ntid], 4);
+				memcpy(mad + 12,
+				       &last_tid[arg %
+						 (ntid < MAXQ ? ntid : MAXQ)],
+				       4);
 			sa_client_recv(sa, 1, mad, n, now);
 			break;
 		}
@@ -209,7 +212,8 @@ static size_t answer(uint8_t *out, uint16_t status, bool redirect)
 						  .class_version = 2,
 						  .redirect_lid = 40,
 						  .redirect_qp = 7,
-						  .redirect_qkey = SA_QP1_QKEY };
+						  .redirect_qkey =
+							  SA_QP1_QKEY };
 
 		sa_msg_init(&m, SA_REC_CLASS_PORT_INFO, SA_METHOD_GET_RESP, 0,
 			    0);

@@ -270,7 +270,19 @@ static void test_pr_table_encode(void **state)
 	assert_int_equal(sa_path_mad_encode(&m, recs, 2, out, sizeof(out)),
 			 -EINVAL);
 	m.hdr.method = SA_METHOD_GET_TABLE_RESP;
-	assert_int_equal(sa_path_mad_encode(&m, recs, 2, out, 255), -ENOSPC);
+	/* A buffer short of a MAD gets the reassembled form (56 bytes and
+	 * the records: the golden MAD's first 184), and one short of that
+	 * nothing. */
+	memset(out, 0xa5, sizeof(out));
+	assert_int_equal(sa_path_mad_encode(&m, recs, 2, out, 255),
+			 SA_DATA_OFFSET + 2 * SA_PATH_REC_SIZE);
+	assert_memory_equal(out, pr_table_golden,
+			    SA_DATA_OFFSET + 2 * SA_PATH_REC_SIZE);
+	assert_int_equal(out[SA_DATA_OFFSET + 2 * SA_PATH_REC_SIZE], 0xa5);
+	assert_int_equal(
+		sa_path_mad_encode(&m, recs, 2, out,
+				   SA_DATA_OFFSET + 2 * SA_PATH_REC_SIZE - 1),
+		-ENOSPC);
 }
 
 /*
