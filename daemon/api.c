@@ -191,8 +191,9 @@ struct api_id *api_id_add(struct cmd *cmd, struct srv_client *c, uint32_t id,
 	return a;
 }
 
-/* A CONNECT waiting for the SA (sa_paths.h): the request and its path
- * as path_resolve() made it, to finish when the answer comes. */
+/* A CONNECT, SIDR_REQ or RESOLVE_ROUTE waiting for the SA (sa_paths.h):
+ * the request and its path as path_resolve() made it, to finish when the
+ * answer comes. */
 struct api_wait {
 	struct cmd *cmd;
 	uint32_t id;

@@ -63,20 +63,32 @@ static void id_told(struct cmd *cmd, struct api_id *a,
 	}
 }
 
+/* msg := a's next EVENT, in rule 2's sequence (which skips 0, cmp.h),
+ * outstanding until acked. */
+static void event_init(struct api_id *a, struct cmp_msg *msg)
+{
+	cmp_msg_init(msg, CMP_TYPE_EVENT, ++a->ev_seq);
+	if (!a->ev_seq)
+		msg->hdr.seq = ++a->ev_seq;
+	a->unacked_seq = msg->hdr.seq;
+}
+
+static void event_send(struct api_client *ac, struct api_id *a,
+		       const struct cmp_msg *msg)
+{
+	if (!srv_send(a->client, msg) && ac)
+		ac->events_sent++;
+}
+
 void api_deliver_local(struct cmd *cmd, struct api_id *a,
 		       const struct cmp_event *e)
 {
-	struct api_client *ac = api_client_of(cmd, a->client);
 	struct cmp_msg msg;
 
-	cmp_msg_init(&msg, CMP_TYPE_EVENT, ++a->ev_seq);
-	if (!a->ev_seq)
-		msg.hdr.seq = ++a->ev_seq;
+	event_init(a, &msg);
 	msg.event = *e;
-	a->unacked_seq = msg.hdr.seq;
 	a->local_unacked = true;
-	if (!srv_send(a->client, &msg) && ac)
-		ac->events_sent++;
+	event_send(api_client_of(cmd, a->client), a, &msg);
 }
 
 void api_deliver(void *ctx, const struct eng_event *ev)
@@ -103,13 +115,9 @@ void api_deliver(void *ctx, const struct eng_event *ev)
 			return;
 		}
 	}
-	cmp_msg_init(&msg, CMP_TYPE_EVENT, ++a->ev_seq);
-	if (!a->ev_seq) /* sequence numbers skip 0 (cmp.h) */
-		msg.hdr.seq = ++a->ev_seq;
+	event_init(a, &msg);
 	xlate_event(cmd->xport, api_id_path(a), ev, &msg.event);
 	id_told(cmd, a, &msg.event);
-	a->unacked_seq = msg.hdr.seq;
 	setup_latency(cmd, a, ev->type, now);
-	if (!srv_send(a->client, &msg))
-		ac->events_sent++;
+	event_send(ac, a, &msg);
 }

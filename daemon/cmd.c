@@ -189,8 +189,8 @@ static void mad_cb(struct ev_loop *loop, ev_io *w, int revents)
 		struct cm_fault f;
 
 		if (rx[i].mad[1] == SA_MGMT_CLASS) {
-			/* The SA's answers: the SA client's (sa_paths.h). */
-			cmd->counters.sa_mad_rx++;
+			/* The SA's answers: the SA client's (sa_paths.h),
+			 * which counts them (sa_rx). */
 			sa_paths_recv(cmd->sa, rx[i].port, rx[i].mad,
 				      rx[i].len);
 			continue;

@@ -86,10 +86,12 @@ struct api_id {
 	 * engine's (eng_id_info). A listener's is its selector as the
 	 * client named it (path_listen_sel). NULL: none yet (all zero). */
 	struct api_path *path;
-	/* A CONNECT waiting for the SA's path (api.c), or NULL. */
+	/* A CONNECT, SIDR_REQ or RESOLVE_ROUTE waiting for the SA's path
+	 * (api.c), or NULL. */
 	struct api_wait *wait;
-	/* The unacked event was the daemon's own (a CONNECT_ERROR for a
-	 * path the SA did not give), not the engine's: its ack is ours. */
+	/* The unacked event was the daemon's own (ROUTE_RESOLVED, or a
+	 * CONNECT_ERROR for a path the SA did not give), not the engine's:
+	 * its ack is ours. */
 	bool local_unacked;
 	LIST_ENTRY(api_id) link; /* in its client's list */
 	struct hnode hnode; /* in cmd->ids, by id */
@@ -144,8 +146,6 @@ struct cmd_counters {
 	/* Handoff (handoff.c): states restored at start, and refused. */
 	uint64_t handoffs_restored;
 	uint64_t handoffs_refused;
-	/* SA MADs the loop handed to the SA client (class 0x03). */
-	uint64_t sa_mad_rx;
 };
 
 struct cmd {
