@@ -594,8 +594,11 @@ static int wait_resolve(struct cmd *cmd, struct api_id *a, struct api_wait *w,
 			  &w->path);
 	if (rc)
 		return rc;
+	/* Only an IDLE id may wait: a CONNECT or SIDR_REQ in another state
+	 * goes on to the engine, which refuses it (and counts it) at once. */
 	if (!sa_paths_used(cmd->sa, w->path.dest.port) ||
-	    (w->set->flags & PATH_SET_WHOLE) == PATH_SET_WHOLE)
+	    (w->set->flags & PATH_SET_WHOLE) == PATH_SET_WHOLE ||
+	    api_state_of(cmd, a->id) != CMP_STATE_IDLE)
 		return 0;
 	path_sa_want(&w->path, dst, w->set, service_id, &want);
 	rc = sa_paths_get(cmd->sa, w->path.dest.port, &want, wait_answer, w, &e,
@@ -626,9 +629,15 @@ static int wait_start(struct cmd *cmd, struct api_id *a, struct api_wait *w,
 	int rc;
 
 	if (a->local_unacked)
-		return refuse(-EBUSY, "%s: ack id %u's event first",
-			      cmp_type_name(w->type), a->id);
-	rc = wait_resolve(cmd, a, w, dst, src, service_id, &recs, &n);
+		rc = refuse(-EBUSY, "%s: ack id %u's event first",
+			    cmp_type_name(w->type), a->id);
+	else if (w->type == CMP_TYPE_RESOLVE_ROUTE &&
+		 api_state_of(cmd, a->id) != CMP_STATE_IDLE)
+		/* Its event says the id is IDLE: only true of an IDLE id. */
+		rc = refuse(-EINVAL, "RESOLVE_ROUTE not allowed in state %s",
+			    cmp_state_name(api_state_of(cmd, a->id)));
+	else
+		rc = wait_resolve(cmd, a, w, dst, src, service_id, &recs, &n);
 	if (rc == 1)
 		return 0; /* w is a's now */
 	if (!rc)

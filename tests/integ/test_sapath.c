@@ -386,6 +386,9 @@ static void test_alternate_lap(void **state)
 	assert_int_equal(ev->u.route.alt_path.local_lid, NODE_A_LID + 1);
 	expect_sa_path(&ev->u.route.alt_path, 5, 3, 7, 10);
 	alt = ev->u.route.alt_path;
+	/* The event is the daemon's own; until it is acked nothing else
+	 * may start on the id. */
+	assert_int_equal(cmc_connect(a, &p), -EBUSY);
 	assert_int_equal(cmc_ack_event(ev), 0);
 
 	assert_int_equal(cmc_connect(a, &p), 0);
@@ -397,6 +400,18 @@ static void test_alternate_lap(void **state)
 	sim_expect_ev(cha, a, CMC_EVENT_REP_RECEIVED);
 	assert_int_equal(cmc_rtu(a, NULL, 0), 0);
 	sim_expect_ev(chb, b, CMC_EVENT_ESTABLISHED);
+
+	/* Not IDLE: RESOLVE_ROUTE is refused, and a CONNECT that would
+	 * miss the cache (a new service id) is refused by the engine at
+	 * once, not after an SA query. */
+	assert_int_equal(cmc_resolve_route(a, &r), -EINVAL);
+	{
+		struct cmc_conn_param p2 = conn(0x190d, &g);
+		uint64_t q0 = sim_counter(cha, "sa_queries");
+
+		assert_int_equal(cmc_connect(a, &p2), -EINVAL);
+		assert_int_equal(sim_counter(cha, "sa_queries"), q0);
+	}
 
 	/* LAP with the SA's alternate; B sees it from its side. */
 	assert_int_equal(cmc_lap(a, &alt, NULL, 0), 0);
