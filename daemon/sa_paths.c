@@ -65,7 +65,7 @@ static void sp_port_sync(struct sa_paths *sp, const struct xport_port *p)
 {
 	uint64_t now = cmd_now();
 
-	if (p->link != XPORT_LINK_IB)
+	if (!p->sa)
 		return;
 	if (!p->up || p->state != XPORT_PORT_ACTIVE) {
 		sa_client_port_down(sp->sa, p->index, now);
@@ -126,8 +126,10 @@ bool sa_paths_used(const struct sa_paths *sp, uint16_t port)
 
 	if (!sp || sp->cfg.off)
 		return false;
+	/* An IB port whose transport cannot reach the SA (no SA agent)
+	 * builds its paths locally. */
 	p = xport_port(sp->cmd->xport, port);
-	return p && p->link == XPORT_LINK_IB;
+	return p && p->sa;
 }
 
 static void ask_unlink(struct sa_paths *sp, struct sa_ask *a)
@@ -211,7 +213,7 @@ void sa_paths_port_event(struct sa_paths *sp, const struct xport_event *ev)
 {
 	unsigned int n;
 
-	if (sp->cfg.off || !ev->port || ev->port->link != XPORT_LINK_IB)
+	if (sp->cfg.off || !ev->port || !ev->port->sa)
 		return;
 	/* Whatever changed, the SA's answers for this port may be stale:
 	 * a new SM, new LIDs, a P_Key table or a GID table. */

@@ -117,6 +117,7 @@ struct xport_port {
 	enum xport_port_state state;
 	unsigned int active_mtu; /* bytes: 256..4096 */
 	enum xport_link link;
+	bool sa; /* IB: SA MADs go out and come back (xport_send_sa) */
 	uint16_t pkey_tbl_len;
 	uint16_t pkeys[XPORT_MAX_PKEYS]; /* by index; 0 = invalid entry */
 	uint16_t n_gids;

@@ -133,6 +133,7 @@ static void sim_fill_port(struct xport_port *p, const struct xport_config *cfg,
 		p->lid = (uint16_t)(cfg->node * 16 + i + 1);
 	/* Until the hub's SIM_SM_CHANGE: its default SM LID. */
 	p->sm_lid = cfg->sim_roce ? 0 : 1;
+	p->sa = !cfg->sim_roce; /* the hub's SA (cmhub) */
 	p->state = XPORT_PORT_ACTIVE;
 	p->active_mtu = cfg->sim_roce ? 4096 : 2048;
 	p->pkey_tbl_len = 1;

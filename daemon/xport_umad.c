@@ -730,6 +730,7 @@ static void xumad_open_one(struct xport_umad *u, struct xumad_dev *d,
 			up->sa_agent = -1;
 		}
 	}
+	p->sa = up->sa_agent >= 0;
 	up->in_loop = true;
 	ev_timer_init(&up->q.retry, xumad_retry_cb, 0, 0);
 	up->q.retry.data = u;
