@@ -242,3 +242,14 @@ int sim_group_teardown(void **state)
 	}
 	return 0;
 }
+
+int sim_hub_ctl(const char *opts)
+{
+	const char *hub = getenv("CMHUB");
+	char cmd[512];
+
+	if (!hub || snprintf(cmd, sizeof(cmd), "%s --ctl %s %s >/dev/null", hub,
+			     sim_fab.hub_sock, opts) >= (int)sizeof(cmd))
+		return -1;
+	return system(cmd) == 0 ? 0 : -1;
+}

@@ -66,6 +66,12 @@ int sim_fabric_stop(void);
 int sim_daemon_restart(unsigned int i, int sig, double *gap_ms);
 
 /*
+ * `cmhub --ctl <the hub's socket> opts` (the hub's faults and its SA's
+ * settings, docs/SA.md): 0, or -1 when it failed or could not run.
+ */
+int sim_hub_ctl(const char *opts);
+
+/*
  * A cmocka group teardown that runs sim_fabric_stop() and exits with
  * status 1 when it failed: cmocka reports a failed group teardown but
  * still exits 0.

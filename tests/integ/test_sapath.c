@@ -42,12 +42,8 @@ static uint8_t gid_b[16];
 /* cmhub --ctl with these options; fails the test when it fails. */
 static void hub_ctl(const char *opts)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "%s --ctl %s %s >/dev/null", getenv("CMHUB"),
-		 sim_fab.hub_sock, opts);
-	if (system(cmd) != 0)
-		fail_msg("%s failed", cmd);
+	if (sim_hub_ctl(opts))
+		fail_msg("cmhub --ctl %s failed", opts);
 }
 
 static int group_setup(void **state)

@@ -23,6 +23,7 @@
 
 #include "cmclient.h"
 #include "rcsim.h"
+#include "sim_client.h"
 #include "sim_harness.h"
 
 #define NODE_B_LID 33
@@ -31,12 +32,8 @@ static struct sockaddr_in6 gid_a, gid_b;
 
 static void hub_ctl(const char *opts)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "%s --ctl %s %s >/dev/null", getenv("CMHUB"),
-		 sim_fab.hub_sock, opts);
-	if (system(cmd) != 0)
-		fail_msg("%s failed", cmd);
+	if (sim_hub_ctl(opts))
+		fail_msg("cmhub --ctl %s failed", opts);
 }
 
 /* The GID of the first port of the daemon at sock, as an address. */
@@ -59,24 +56,13 @@ static int port_gid(const char *sock, struct sockaddr_in6 *sin6)
 	return n >= 1 ? 0 : -1;
 }
 
+/* A global counter of node 1's daemon (the client's), by name. */
 static uint64_t counter_a(const char *name)
 {
-	struct cmc_counter c[CMC_COUNTERS_BATCH_MAX];
-	struct cmc_channel *ch = NULL;
-	uint64_t cursor = 0, v = UINT64_MAX;
-	int n;
+	struct cmc_channel *ch = sim_open_ch(rcs_sock[1]);
+	uint64_t v = sim_counter(ch, name);
 
-	if (cmc_open(rcs_sock[1], "test_rcsim_route", &ch))
-		fail_msg("cannot open %s", rcs_sock[1]);
-	do {
-		n = cmc_counters(ch, CMC_COUNTERS_GLOBAL, NULL, 0, &cursor, c);
-		for (int i = 0; i < n; i++)
-			if (!strcmp(c[i].name, name))
-				v = c[i].value;
-	} while (n > 0 && cursor);
 	cmc_close(ch);
-	if (v == UINT64_MAX)
-		fail_msg("no counter %s", name);
 	return v;
 }
 
