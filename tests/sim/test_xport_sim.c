@@ -34,6 +34,7 @@
 #include "sim_proto.h"
 #include "transport.h"
 #include "util.h"
+#include "hub_ctl.h"
 
 #define N_MADS 1000
 #define WAIT_MS 5000
@@ -1009,34 +1010,10 @@ static void test_sm_change(void **state)
 	assert_true(xport_counters(a.x)->rx_dropped == dropped);
 }
 
-/* The control client: cmhub --ctl SOCKET set ... / stats. */
+/* cmhub --ctl on the test's hub (tests/lib/hub_ctl.h). */
 static int run_ctl(char *const args[], char *out, size_t len)
 {
-	const char *hub = getenv("CMHUB");
-	char *argv[16] = { (char *)hub, "--ctl", sock_path };
-	int pfd[2], status;
-	size_t n = 0;
-	pid_t pid;
-	ssize_t r;
-
-	for (int i = 0; args[i]; i++)
-		argv[3 + i] = args[i];
-	assert_int_equal(pipe(pfd), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		execv(hub, argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	while (n + 1 < len && (r = read(pfd[0], out + n, len - 1 - n)) > 0)
-		n += (size_t)r;
-	out[n] = '\0';
-	close(pfd[0]);
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return hub_ctl_run(getenv("CMHUB"), sock_path, args, out, len);
 }
 
 static void test_ctl_client(void **state)
