@@ -73,6 +73,10 @@ struct sa_client {
 	uint32_t next_tid;
 	struct sa_port ports[SA_MAX_PORTS];
 	struct sa_client_counters c;
+	/* The earliest query due, kept for sa_client_next_due(); stale
+	 * after any query's due time changed or it left. */
+	uint64_t due;
+	bool due_stale;
 };
 
 struct sa_client *sa_client_new(const struct sa_client_config *cfg,
@@ -127,6 +131,7 @@ static void q_unlink(struct sa_client *sa, struct sa_query *q)
 {
 	struct sa_port *p = port_find(sa, q->port);
 
+	sa->due_stale = true;
 	if (q->prev)
 		q->prev->next = q->next;
 	else
@@ -190,6 +195,7 @@ static void q_send(struct sa_client *sa, struct sa_query *q, uint64_t now)
 	q->waiting_busy = false;
 	ms = attempt_ms(sa, p);
 	q->due = now + (uint64_t)ms * SA_NS_PER_MS;
+	sa->due_stale = true;
 	if (q->cpi) {
 		struct sa_msg m;
 
@@ -381,6 +387,7 @@ static void busy_wait(struct sa_client *sa, struct sa_query *q, uint64_t now)
 	q->waiting_busy = true;
 	q->tid = 0; /* nothing is in flight: match no answer */
 	q->due = now + ms * SA_NS_PER_MS;
+	sa->due_stale = true;
 }
 
 static void use_redirect(struct sa_port *p,
@@ -539,13 +546,18 @@ void sa_client_recv(struct sa_client *sa, uint16_t port, const uint8_t *mad,
 	path_answer(sa, q, &m);
 }
 
-uint64_t sa_client_next_due(const struct sa_client *sa)
+/* The loop asks before every sleep: the walk runs only after a change. */
+uint64_t sa_client_next_due(struct sa_client *sa)
 {
 	uint64_t due = 0;
 
+	if (!sa->due_stale)
+		return sa->due;
 	for (const struct sa_query *q = sa->head; q; q = q->next)
 		if (!due || q->due < due)
 			due = q->due;
+	sa->due = due;
+	sa->due_stale = false;
 	return due;
 }
 

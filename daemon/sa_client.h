@@ -142,7 +142,7 @@ void sa_client_recv(struct sa_client *sa, uint16_t port, const uint8_t *mad,
 		    size_t len, uint64_t now);
 
 /* When sa_client_tick is next due (ns, CLOCK_MONOTONIC), 0: nothing. */
-uint64_t sa_client_next_due(const struct sa_client *sa);
+uint64_t sa_client_next_due(struct sa_client *sa);
 /* Resend or fail what timed out. Callbacks may run from here. */
 void sa_client_tick(struct sa_client *sa, uint64_t now);
 
