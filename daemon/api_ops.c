@@ -226,6 +226,7 @@ static void counters_sa(struct cmd *cmd, struct counter_set *set)
 		uint64_t value;
 	} flat[] = {
 		{ "sa_queries", a ? a->queries : 0 },
+		{ "sa_joined", cmd->sa ? sa_paths_joined(cmd->sa) : 0 },
 		{ "sa_answered", a ? a->answered : 0 },
 		{ "sa_failed", a ? a->failed : 0 },
 		{ "sa_sent", a ? a->sent : 0 },

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * sa_paths.h: the SA client and the path cache in the daemon's loop.
- * A miss starts one SA query per asker (no coalescing of equal questions
- * yet: the kernel's rdma_cm asks once per rdma_resolve_route too); its
- * answer fills the cache, then goes to the asker.
+ * A miss starts an SA query, or joins the equal one already in flight
+ * (same port, same want): a job whose ranks all connect to one node at
+ * once asks the SA once, as ibacm would. The answer fills the cache, then
+ * goes to every asker, in the order they asked.
  */
 #include "sa_paths.h"
 
@@ -14,14 +15,23 @@
 #include "cmd.h"
 #include "log.h"
 
+/* One asker: a connect (or SIDR_REQ, RESOLVE_ROUTE) waiting for q. */
 struct sa_ask {
+	struct sa_query *q;
+	sa_paths_fn fn;
+	void *ctx;
+	uint64_t handle; /* ours, not the client's: unique per asker */
+	struct sa_ask *next, *prev;
+};
+
+/* One SA query in flight and its askers, oldest first. */
+struct sa_query {
 	struct sa_paths *sp;
 	uint16_t port;
 	struct sa_path_want want;
-	sa_paths_fn fn;
-	void *ctx;
-	uint64_t handle;
-	struct sa_ask *next, *prev;
+	uint64_t handle; /* the client's */
+	struct sa_ask *asks, *last;
+	struct sa_query *next, *prev;
 };
 
 struct sa_paths {
@@ -31,7 +41,10 @@ struct sa_paths {
 	struct path_cache *pc;
 	ev_timer timer;
 	uint64_t armed; /* the deadline the timer is set for, 0: none */
-	struct sa_ask *asks;
+	struct sa_query *queries;
+	struct sa_query *answering; /* whose askers sp_answer is calling */
+	uint64_t next_handle;
+	uint64_t joined; /* misses that joined a query in flight */
 };
 
 static int sp_send(void *ctx, uint16_t port, const struct sa_dest *to,
@@ -111,9 +124,15 @@ void sa_paths_free(struct sa_paths *sp)
 		return;
 	if (sp->cmd && sp->cmd->loop)
 		ev_timer_stop(sp->cmd->loop, &sp->timer);
-	for (a = sp->asks; a; a = next) {
-		next = a->next;
-		free(a);
+	while (sp->queries) {
+		struct sa_query *q = sp->queries;
+
+		sp->queries = q->next;
+		for (a = q->asks; a; a = next) {
+			next = a->next;
+			free(a);
+		}
+		free(q);
 	}
 	sa_client_free(sp->sa);
 	path_cache_free(sp->pc);
@@ -132,31 +151,104 @@ bool sa_paths_used(const struct sa_paths *sp, uint16_t port)
 	return p && p->sa;
 }
 
-static void ask_unlink(struct sa_paths *sp, struct sa_ask *a)
+static void query_unlink(struct sa_paths *sp, struct sa_query *q)
+{
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		sp->queries = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	q->next = q->prev = NULL;
+}
+
+static void ask_unlink(struct sa_query *q, struct sa_ask *a)
 {
 	if (a->prev)
 		a->prev->next = a->next;
 	else
-		sp->asks = a->next;
+		q->asks = a->next;
 	if (a->next)
 		a->next->prev = a->prev;
+	else
+		q->last = a->prev;
 }
 
+static void ask_append(struct sa_query *q, struct sa_ask *a)
+{
+	a->q = q;
+	a->next = NULL;
+	a->prev = q->last;
+	if (q->last)
+		q->last->next = a;
+	else
+		q->asks = a;
+	q->last = a;
+}
+
+/*
+ * The client's answer to q, for each of its askers. q leaves the list
+ * first, so that a callback that asks again starts a query of its own;
+ * one that cancels another asker of q finds it as sp->answering's.
+ */
 static void sp_answer(void *ctx, int status, const struct sa_path_rec *recs,
 		      unsigned int n, const char *why)
 {
-	struct sa_ask *a = ctx;
-	struct sa_paths *sp = a->sp;
+	struct sa_query *q = ctx;
+	struct sa_paths *sp = q->sp;
+	struct sa_ask *a;
 
-	ask_unlink(sp, a);
+	query_unlink(sp, q);
 	if (!status &&
-	    path_cache_put(sp->pc, a->port, &a->want, recs, n, cmd_now()))
+	    path_cache_put(sp->pc, q->port, &q->want, recs, n, cmd_now()))
 		log_debug("path cache: out of memory");
 	if (status)
-		log_info("port %u: SA path query failed: %s", a->port,
+		log_info("port %u: SA path query failed: %s", q->port,
 			 why ? why : "?");
-	a->fn(a->ctx, status, recs, n, why);
-	free(a);
+	sp->answering = q;
+	while ((a = q->asks)) {
+		ask_unlink(q, a);
+		a->fn(a->ctx, status, recs, n, why);
+		free(a);
+	}
+	sp->answering = NULL;
+	free(q);
+}
+
+static struct sa_query *query_find(struct sa_paths *sp, uint16_t port,
+				   const struct sa_path_want *w)
+{
+	for (struct sa_query *q = sp->queries; q; q = q->next)
+		if (q->port == port && !memcmp(&q->want, w, sizeof(*w)))
+			return q;
+	return NULL;
+}
+
+static struct sa_query *query_start(struct sa_paths *sp, uint16_t port,
+				    const struct sa_path_want *w, uint64_t now)
+{
+	struct sa_query *q = calloc(1, sizeof(*q));
+
+	if (!q) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->sp = sp;
+	q->port = port;
+	q->want = *w;
+	errno = 0;
+	q->handle = sa_client_path(sp->sa, port, w, sp_answer, q, now);
+	if (!q->handle) {
+		if (!errno)
+			errno = ENOMEM;
+		free(q);
+		return NULL;
+	}
+	q->next = sp->queries;
+	if (sp->queries)
+		sp->queries->prev = q;
+	sp->queries = q;
+	return q;
 }
 
 int sa_paths_get(struct sa_paths *sp, uint16_t port,
@@ -164,6 +256,7 @@ int sa_paths_get(struct sa_paths *sp, uint16_t port,
 		 const struct path_cache_entry **e, uint64_t *handle)
 {
 	uint64_t now = cmd_now();
+	struct sa_query *q;
 	struct sa_ask *a;
 
 	*e = path_cache_get(sp->pc, port, w, now);
@@ -172,35 +265,60 @@ int sa_paths_get(struct sa_paths *sp, uint16_t port,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->sp = sp;
-	a->port = port;
-	a->want = *w;
+	q = query_find(sp, port, w);
+	if (q) {
+		sp->joined++;
+	} else {
+		q = query_start(sp, port, w, now);
+		if (!q) {
+			int err = -errno;
+
+			free(a);
+			return err;
+		}
+	}
 	a->fn = fn;
 	a->ctx = ctx;
-	a->handle = sa_client_path(sp->sa, port, w, sp_answer, a, now);
-	if (!a->handle) {
-		int err = errno ? -errno : -ENOMEM;
-
-		free(a);
-		return err;
-	}
-	a->next = sp->asks;
-	if (sp->asks)
-		sp->asks->prev = a;
-	sp->asks = a;
+	a->handle = ++sp->next_handle;
+	ask_append(q, a);
 	*handle = a->handle;
 	return 1;
 }
 
+static struct sa_ask *ask_find(struct sa_query *q, uint64_t handle)
+{
+	for (struct sa_ask *a = q ? q->asks : NULL; a; a = a->next)
+		if (a->handle == handle)
+			return a;
+	return NULL;
+}
+
+/* An asker gone (its id destroyed): the query goes on while others wait
+ * for it, and is given up with the last. */
 void sa_paths_cancel(struct sa_paths *sp, uint64_t handle)
 {
-	for (struct sa_ask *a = sp->asks; a; a = a->next)
-		if (a->handle == handle) {
-			sa_client_cancel(sp->sa, handle);
-			ask_unlink(sp, a);
-			free(a);
-			return;
+	struct sa_query *q;
+	struct sa_ask *a;
+
+	a = ask_find(sp->answering, handle);
+	if (a) {
+		ask_unlink(sp->answering, a);
+		free(a);
+		return;
+	}
+	for (q = sp->queries; q; q = q->next) {
+		a = ask_find(q, handle);
+		if (!a)
+			continue;
+		ask_unlink(q, a);
+		free(a);
+		if (!q->asks) {
+			sa_client_cancel(sp->sa, q->handle);
+			query_unlink(sp, q);
+			free(q);
 		}
+		return;
+	}
 }
 
 void sa_paths_recv(struct sa_paths *sp, uint16_t port, const uint8_t *mad,
@@ -266,4 +384,9 @@ const struct path_cache_counters *
 sa_paths_cache_counters(const struct sa_paths *sp)
 {
 	return path_cache_counters(sp->pc);
+}
+
+uint64_t sa_paths_joined(const struct sa_paths *sp)
+{
+	return sp->joined;
 }

@@ -41,7 +41,10 @@ bool sa_paths_used(const struct sa_paths *sp, uint16_t port);
 /*
  * The path for w from port: 0 and the cached records in *e (a hit), 1 and
  * *handle (a miss: fn follows, from the loop, unless cancelled), or
- * -errno (no SM known: -ENETUNREACH; too many queries: -ENOBUFS).
+ * -errno (no SM known: -ENETUNREACH; too many queries: -ENOBUFS). A miss
+ * with an equal want (same port) in flight joins that query: one answer,
+ * or one failure, for all. Cancelling one asker leaves the query to the
+ * others; the last one's cancel gives it up.
  */
 int sa_paths_get(struct sa_paths *sp, uint16_t port,
 		 const struct sa_path_want *w, sa_paths_fn fn, void *ctx,
@@ -66,5 +69,7 @@ const struct sa_client_counters *
 sa_paths_client_counters(const struct sa_paths *sp);
 const struct path_cache_counters *
 sa_paths_cache_counters(const struct sa_paths *sp);
+/* Misses that joined an equal query in flight instead of starting one. */
+uint64_t sa_paths_joined(const struct sa_paths *sp);
 
 #endif

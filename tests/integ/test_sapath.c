@@ -13,7 +13,8 @@
  *     change (the cache flushed, the new SM asked);
  *   - cmc_resolve_route(): ROUTE_RESOLVED with the SA's path, and a
  *     CONNECT over it that asks nothing more;
- *   - an id destroyed while its CONNECT waits for a delayed answer.
+ *   - an id destroyed while its CONNECT waits for a delayed answer;
+ *   - equal questions at once: one query, the others join it.
  * Each case uses its own service id, which is part of what the daemon asks
  * (and caches), so that cases do not share cache entries.
  */
@@ -458,6 +459,91 @@ static void test_destroy_while_waiting(void **state)
 	assert_int_equal(sim_count_ids(cha, CMC_LIST_ALL), 0);
 }
 
+/*
+ * Equal questions at once: N connects to one destination and service while
+ * the SA holds its answer make one query, the others joining it. The first
+ * asker (whose miss started it) is destroyed while it waits: the query goes
+ * on for the rest, and each connects with the SA's path. Then two joined
+ * connects share one failure.
+ *
+ * The hub holds the answers until it is told to let go; A's attempts wait
+ * 2 s each (group_setup), which the few calls between the connects and the
+ * let-go stay far inside. Were an attempt retried even so, its answer is
+ * held and let go too, and --sa-count 2 fails a retried query as well.
+ */
+static void test_equal_queries_joined(void **state)
+{
+	enum { N = 4 };
+	struct cmc_addr g = by_gid();
+	struct cmc_conn_param p[N];
+	struct cmc_id *a[N], *b;
+	struct cmc_event *ev;
+	uint64_t q0 = sim_counter(cha, "sa_queries");
+	uint64_t j0 = sim_counter(cha, "sa_joined");
+	uint64_t req_sent = sim_counter(cha, "req_sent");
+
+	(void)state;
+	hub_ctl("--sa-delay-ms 10000");
+	for (int i = 0; i < N; i++) {
+		p[i] = conn(0x190e, &g);
+		assert_int_equal(cmc_create_id(cha, NULL, CMC_QP_RC, &a[i]), 0);
+		assert_int_equal(cmc_connect(a[i], &p[i]), 0);
+	}
+	assert_int_equal(sim_counter(cha, "sa_queries"), q0 + 1);
+	assert_int_equal(sim_counter(cha, "sa_joined"), j0 + N - 1);
+	assert_int_equal(sim_counter(cha, "sa_in_flight"), 1);
+	assert_int_equal(cmc_destroy_id(a[0]), 0);
+	assert_int_equal(sim_counter(cha, "sa_in_flight"), 1);
+	hub_ctl("--sa-delay-ms 0");
+
+	for (int i = 1; i < N; i++) {
+		ev = sim_next_ev(chb, NULL);
+		if (ev->type != CMC_EVENT_REQ_RECEIVED)
+			fail_msg("B: %s, want REQ_RECEIVED",
+				 cmc_event_str(ev->type));
+		expect_sa_path(&ev->u.req.path, 5, 3, 7, 10);
+		b = ev->id;
+		assert_int_equal(cmc_ack_event(ev), 0);
+		assert_int_equal(cmc_reject(b, CMC_REJ_CONSUMER_DEFINED, NULL,
+					    0, NULL, 0),
+				 0);
+		assert_int_equal(cmc_destroy_id(b), 0);
+	}
+	for (int i = 1; i < N; i++) {
+		ev = sim_next_ev(cha, a[i]);
+		if (ev->type != CMC_EVENT_REJ_RECEIVED)
+			fail_msg("A: %s (status %d), want REJ_RECEIVED",
+				 cmc_event_str(ev->type), ev->status);
+		assert_int_equal(cmc_ack_event(ev), 0);
+		assert_int_equal(cmc_destroy_id(a[i]), 0);
+	}
+	assert_int_equal(sim_counter(cha, "req_sent"), req_sent + N - 1);
+	assert_int_equal(sim_counter(cha, "sa_queries"), q0 + 1);
+
+	/* One failure for both, and nothing cached. */
+	hub_ctl("--sa-delay-ms 10000 --sa-error 3 --sa-count 2");
+	for (int i = 0; i < 2; i++) {
+		p[i] = conn(0x190f, &g);
+		assert_int_equal(cmc_create_id(cha, NULL, CMC_QP_RC, &a[i]), 0);
+		assert_int_equal(cmc_connect(a[i], &p[i]), 0);
+	}
+	assert_int_equal(sim_counter(cha, "sa_queries"), q0 + 2);
+	hub_ctl("--sa-delay-ms 0");
+	for (int i = 0; i < 2; i++) {
+		ev = sim_next_ev(cha, a[i]);
+		if (ev->type != CMC_EVENT_CONNECT_ERROR ||
+		    ev->status != -ENOENT)
+			fail_msg("%s status %d, want CONNECT_ERROR -ENOENT",
+				 cmc_event_str(ev->type), ev->status);
+		assert_int_equal(cmc_ack_event(ev), 0);
+		assert_int_equal(cmc_destroy_id(a[i]), 0);
+	}
+	hub_ctl("--sa-error 0");
+	assert_int_equal(sim_counter(cha, "sa_joined"), j0 + N);
+	assert_int_equal(sim_counter(cha, "req_sent"), req_sent + N - 1);
+	sim_expect_quiet(chb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_resolve_route),
 		cmocka_unit_test(test_alternate_lap),
 		cmocka_unit_test(test_destroy_while_waiting),
+		cmocka_unit_test(test_equal_queries_joined),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
