@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "cm_mad.h"
 #include "rdmacm.h"
 
 /* The kernel's rdma_cm timeouts for its REQ (CMA_CM_RESPONSE_TIMEOUT,
@@ -1116,6 +1117,13 @@ static int rc_connect(struct rc_id *id, const struct rc_args *args)
 			c.path.traffic_class = ip->traffic_class;
 			c.path.packet_rate = ip->rate;
 			memcpy(c.dst.addr, ip->dgid.raw, 16);
+			/* Its packet life time makes the REQ's local ACK
+			 * timeout, as in the kernel's CM (the CA's ACK delay
+			 * taken as 0, as for the daemon's own SA paths);
+			 * rdma_set_option's ACK timeout below still wins. */
+			c.path.flags |= CMC_PATH_LOCAL_ACK_TIMEOUT;
+			c.path.local_ack_timeout =
+				cm_ack_timeout(0, ip->packet_life_time & 0x3f);
 		}
 		if (id->tos_set) {
 			c.path.flags |= CMC_PATH_TRAFFIC_CLASS;

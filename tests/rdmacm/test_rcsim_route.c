@@ -9,7 +9,9 @@
  * checks route.path_rec; rdma_connect then goes over that path without
  * asking the SA again (the daemon's counters, read here with
  * libcmclient), and is refused by node 2, where nobody listens. An SA
- * that has no path makes ROUTE_ERROR.
+ * that has no path makes ROUTE_ERROR. And a listener on node 2 sees the
+ * route's packet life time in the REQ (its local ACK timeout), as the
+ * kernel's CM sends it.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -27,6 +29,8 @@
 #include "sim_harness.h"
 
 #define NODE_B_LID 33
+/* test_route_plt's service: a cache entry of its own. */
+#define PORT_PLT (RCS_PORT + 100)
 
 static struct sockaddr_in6 gid_a, gid_b;
 
@@ -125,6 +129,68 @@ static void client_route(void *arg)
 	rdma_destroy_event_channel(ch);
 }
 
+/* Node 2 listens on every address and looks at the REQ's path. */
+static void server_sees_plt(void *arg)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(PORT_PLT) };
+	struct rdma_cm_id *lst = NULL;
+	struct rdma_cm_event *ev;
+	struct ibv_sa_path_rec *p;
+
+	(void)arg;
+	RCS_CHECK(ch, "rdma_create_event_channel failed");
+	RCS_OK(rdma_create_id(ch, &lst, NULL, RDMA_PS_TCP));
+	RCS_OK(rdma_bind_addr(lst, (struct sockaddr *)&any));
+	RCS_OK(rdma_listen(lst, 8));
+	rcs_tell("listening");
+	ev = rcs_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL);
+	p = ev->id->route.path_rec;
+	RCS_CHECK(p, "no path record");
+	/* The REQ's local ACK timeout (packet life time + 1) says 12. */
+	RCS_CHECK(p->sl == 7 && p->packet_life_time == 12,
+		  "the REQ's path: sl %u plt %u, want 7 12", p->sl,
+		  p->packet_life_time);
+	RCS_OK(rdma_reject(ev->id, NULL, 0));
+	RCS_OK(rdma_destroy_id(ev->id));
+	RCS_OK(rdma_ack_cm_event(ev));
+	RCS_OK(rdma_destroy_id(lst));
+	rdma_destroy_event_channel(ch);
+}
+
+/* rdma_connect over the SA's route: the REQ carries its packet life
+ * time (the local ACK timeout), not the daemon's default. */
+static void client_plt(void *arg)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_conn_param cp = rcs_param(RCS_CLIENT_QPN, NULL, 0);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+
+	(void)arg;
+	RCS_CHECK(ch, "rdma_create_event_channel failed");
+	rcs_hear("listening");
+	id = resolve(ch, PORT_PLT);
+	rcs_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, id);
+	RCS_CHECK(id->route.path_rec->packet_life_time == 12, "route plt %u",
+		  id->route.path_rec->packet_life_time);
+	RCS_OK(rdma_connect(id, &cp));
+	ev = rcs_next(ch);
+	RCS_CHECK(ev->event == RDMA_CM_EVENT_REJECTED, "%s, want REJECTED",
+		  rdma_event_str(ev->event));
+	RCS_OK(rdma_ack_cm_event(ev));
+	RCS_OK(rdma_destroy_id(id));
+	rdma_destroy_event_channel(ch);
+}
+
+static void test_route_plt(void **state)
+{
+	(void)state;
+	hub_ctl("--sa-sl 7 --sa-mtu 3 --sa-rate 7 --sa-plt 12");
+	rcs_run(server_sees_plt, client_plt, NULL);
+}
+
 static void client_no_route(void *arg)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -167,6 +233,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route_from_sa),
 		cmocka_unit_test(test_route_error),
+		cmocka_unit_test(test_route_plt),
 	};
 
 	rcs_main(argc, argv);
