@@ -146,10 +146,22 @@ restart_daemons() {
 
 start_daemons
 
+# sa_counts: node 1's "queries joined cache_hits cache_misses" (the
+# fabric is IB: every connect's path comes from the hub's SA or the cache).
+sa_counts() {
+	"$CMCTL" -s "$dir/cmd1.sock" counters | awk '
+		$1 == "sa_queries" { q = $2 }
+		$1 == "sa_joined" { j = $2 }
+		$1 == "sa_cache_hits" { h = $2 }
+		$1 == "sa_cache_misses" { m = $2 }
+		END { print q + 0, j + 0, h + 0, m + 0 }'
+}
+
 # run NAME N M [client options...]: one server, one client, both logs.
 run() {
 	name=$1 n=$2 m=$3
 	shift 3
+	sa_before=$(sa_counts)
 	# shellcheck disable=SC2086 # CMBENCH_ARGS is a list of options
 	timeout "$RUN_TIMEOUT" "$BENCH" -l -n "$n" -s "$dir/cmd2.sock" \
 		-p "$d2" $CMBENCH_ARGS >"$dir/$name.server.log" 2>&1 &
@@ -169,6 +181,10 @@ run() {
 	echo "=== $name: cmbench -c $n -m $m $CMBENCH_ARGS $* lid:33" \
 		"(client exit $crc, server exit $src_rc)"
 	cat "$dir/$name.client.log"
+	echo "$sa_before $(sa_counts)" | awk '{
+		printf "--- node 1 SA paths: %d queries, %d joined, " \
+		    "%d cache hits, %d misses\n", $5 - $1, $6 - $2, $7 - $3,
+		    $8 - $4 }'
 	echo "--- server"
 	grep -v '^cmbench ' "$dir/$name.server.log"
 }
