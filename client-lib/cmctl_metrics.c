@@ -99,6 +99,7 @@ static bool is_gauge(const char *name)
 		"capture_active", "neigh_pending", "sessions_waiting",
 		"heap_in_use",	  "heap_retained", "heap_cached",
 		"port_active",	  "listeners",	   "established",
+		"sa_in_flight",	  "sa_cache_entries",
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(gauges); i++)

@@ -20,6 +20,7 @@ CMCTL=${1:?usage: cmctl.sh CMCTL CMCTL_HOLD COMPLETION}
 HOLD=${2:?usage: cmctl.sh CMCTL CMCTL_HOLD COMPLETION}
 COMPLETION=${3:?usage: cmctl.sh CMCTL CMCTL_HOLD COMPLETION}
 : "${CMHUB:?CMHUB must name cmhub}" "${CMD:?CMD must name cmd}"
+OPERATIONS_MD=$(dirname "$0")/../../docs/OPERATIONS.md # its counter tables
 PY=/usr/bin/python3
 
 dir=$(mktemp -d /tmp/cmd-cmctl-XXXXXX) || exit 1
@@ -244,6 +245,14 @@ for name, value in counters.items():
     assert s.value <= value or f.type == "gauge", (name, s.value, value)
 assert fams["cmd_mad_rx"].type == "counter"
 assert fams["cmd_clients"].type == "gauge"
+# What OPERATIONS.md calls a gauge, in a row of its own, is one here.
+doc = open(sys.argv[4]).read().splitlines()
+doc_gauges = [l.split("`")[1] for l in doc
+              if l.startswith("| `") and l.count("`") == 2 and
+              "(a gauge)" in l]
+assert "sa_in_flight" in doc_gauges, doc_gauges
+for name in doc_gauges:
+    assert fams["cmd_" + name].type == "gauge", (name, fams["cmd_" + name])
 states = {s.labels["state"] for s in fams["cmd_conns"].samples}
 assert "established" in states and "listen" in states, states
 # Per port: labelled.
@@ -268,10 +277,10 @@ print("%s: %d families, histogram %d buckets, count %d" %
       (fmt, len(fams), len(buckets), vals[-1]))
 EOF
 check "metrics: OpenMetrics parser" $PY "$dir/check_metrics.py" openmetrics \
-	"$dir/metrics.om" "$dir/counters.json"
+	"$dir/metrics.om" "$dir/counters.json" "$OPERATIONS_MD"
 check "metrics --format=prometheus: Prometheus text parser" $PY \
 	"$dir/check_metrics.py" prometheus "$dir/metrics.prom" \
-	"$dir/counters.json"
+	"$dir/counters.json" "$OPERATIONS_MD"
 check "metrics ends with # EOF" sh -c "tail -n 1 '$dir/metrics.om' | grep -qx '# EOF'"
 check "the daemon's setup_us_le_inf is setup_count (cumulative)" $PY -c '
 import json, sys
