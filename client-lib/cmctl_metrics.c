@@ -95,11 +95,13 @@ static void label_put(const char *v)
 static bool is_gauge(const char *name)
 {
 	static const char *const gauges[] = {
-		"clients",	  "ids",	   "records",
-		"capture_active", "neigh_pending", "sessions_waiting",
-		"heap_in_use",	  "heap_retained", "heap_cached",
-		"port_active",	  "listeners",	   "established",
-		"sa_in_flight",	  "sa_cache_entries",
+		"clients",	 "ids",
+		"records",	 "capture_active",
+		"neigh_pending", "sessions_waiting",
+		"heap_in_use",	 "heap_retained",
+		"heap_cached",	 "port_active",
+		"listeners",	 "established",
+		"sa_in_flight",	 "sa_cache_entries",
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(gauges); i++)
