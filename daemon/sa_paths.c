@@ -15,9 +15,9 @@
 #include "cmd.h"
 #include "log.h"
 
-/* One asker: a connect (or SIDR_REQ, RESOLVE_ROUTE) waiting for q. */
+/* One asker: a connect (or SIDR_REQ, RESOLVE_ROUTE) waiting for the
+ * query whose list holds it. */
 struct sa_ask {
-	struct sa_query *q;
 	sa_paths_fn fn;
 	void *ctx;
 	uint64_t handle; /* ours, not the client's: unique per asker */
@@ -176,7 +176,6 @@ static void ask_unlink(struct sa_query *q, struct sa_ask *a)
 
 static void ask_append(struct sa_query *q, struct sa_ask *a)
 {
-	a->q = q;
 	a->next = NULL;
 	a->prev = q->last;
 	if (q->last)
